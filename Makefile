@@ -1,0 +1,38 @@
+# Two entry points: `make demo` (set up, run the main job) and `make test` (set up, run every check).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test setup lint typecheck pytest slow bench clean
+
+$(BIN)/ocsched: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/ocsched
+
+demo: setup
+	$(BIN)/ocsched demo
+
+test: setup lint typecheck pytest
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	$(BIN)/pytest -q
+
+slow: setup
+	$(BIN)/pytest -q -m slow
+
+bench: setup
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,33 @@
+"""ocsched: schedule AI-training traffic over parallel optical circuit switches.
+
+>>> import ocsched
+>>> sched = ocsched.schedule([[0, 1], [1, 0]], switches=2, delta=0.1)
+>>> ocsched.validate(sched, [[0, 1], [1, 0]]).ok
+True
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ocsched.algorithms import algorithms, schedule
+from ocsched.bounds import lower_bound
+from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
+from ocsched.model import Configuration, Demand, Schedule
+from ocsched.validate import ValidationReport, validate
+
+__all__ = [
+    "Configuration",
+    "Demand",
+    "InfeasibleError",
+    "InvalidInputError",
+    "InvalidScheduleError",
+    "OcschedError",
+    "Schedule",
+    "ValidationReport",
+    "__version__",
+    "algorithms",
+    "lower_bound",
+    "schedule",
+    "validate",
+]
