@@ -132,11 +132,9 @@ def demo_cmd(
     from ocsched.validate import validate
     from ocsched.workloads import generate
 
-    if n < 2:
-        raise fail(f"`--n` must be >= 2; got {n}")
-    matrix = generate("standard", n=n, seed=seed)
-    matrix[range(n), range(n)] = 0.0  # a port's traffic to itself is local
-    dem = Demand.from_matrix(matrix)
+    if n < 17:
+        raise fail(f"`--n` must be >= 17 (the benchmark has 16 flows per port); got {n}")
+    dem = Demand.from_matrix(generate("standard", n=n, seed=seed))
     typer.echo(
         f"Standard skewed benchmark: n={n} ports, {dem.nnz} flows (at most {dem.max_degree} per port), "
         f"largest line sum 1\nScheduling on s={switches} OCSes with reconfiguration delay {delta:g} (seed {seed}).\n"

@@ -9,7 +9,7 @@ normalises on request.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +135,52 @@ def generate(
     return matrix
 
 
+def check_int(value: object, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise naming ``name`` if it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise InvalidInputError(f"`{name}` must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def check_number(
+    value: object, name: str, *, low: float = 0.0, high: float = np.inf, closed: bool = True
+) -> float:
+    """Return ``value`` as a float, or raise naming ``name`` unless it is finite and in range.
+
+    The range is ``[low, high]``, or ``(low, high)`` when ``closed`` is False.
+    """
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, int | float | np.integer | np.floating)
+        and bool(np.isfinite(value))
+    )
+    if ok:
+        v = float(value)  # type: ignore[arg-type]
+        ok = low <= v <= high if closed else low < v < high
+    if not ok:
+        lo, hi = ("[", "]") if closed else ("(", ")")
+        raise InvalidInputError(f"`{name}` must be a finite number in {lo}{low:g}, {high:g}{hi}; got {value!r}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise listing them."""
+    valid = list(choices)
+    if not isinstance(value, str) or value not in valid:
+        raise InvalidInputError(f"`{name}` must be one of {', '.join(valid)}; got {value!r}")
+    return value
+
+
+def block_diagonal(block: NDArray[np.float64], copies: int) -> NDArray[np.float64]:
+    """Place ``copies`` copies of the square ``block`` on the diagonal of a larger zero matrix.
+
+    >>> block_diagonal(np.array([[0.0, 1.0], [2.0, 0.0]]), 2).astype(int).tolist()
+    [[0, 1, 0, 0], [2, 0, 0, 0], [0, 0, 0, 1], [0, 0, 2, 0]]
+    """
+    c = check_int(copies, "copies")
+    return np.kron(np.eye(c), np.asarray(block, dtype=np.float64))
+
+
 def _load_all() -> None:
     # Importing a family module registers its generators.
-    from ocsched.workloads import standard  # noqa: F401
+    from ocsched.workloads import coflow, gpt, moe, standard  # noqa: F401
