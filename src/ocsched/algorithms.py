@@ -74,7 +74,9 @@ def _spectra(demand: Demand, *, switches: int, delta: float, rng: RngLike = None
 
 
 @register("spectra-noeq", "Spectra without the equalization step (greedy placement only)")
-def _spectra_noeq(demand: Demand, *, switches: int, delta: float, rng: RngLike = None) -> tuple[Switches, int]:
+def _spectra_noeq(
+    demand: Demand, *, switches: int, delta: float, rng: RngLike = None
+) -> tuple[Switches, int]:
     dec = spectra_decompose(demand)
     return place(dec.perms, dec.weights, switches, delta, balance=False)
 

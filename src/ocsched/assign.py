@@ -42,12 +42,14 @@ def greedy(weights: NDArray[np.float64], switches: int, delta: float) -> Assignm
     return out
 
 
-def equalize(assignment: Assignment, delta: float, *, max_rounds: int | None = None) -> tuple[Assignment, int]:
+def equalize(
+    assignment: Assignment, delta: float, *, max_rounds: int | None = None
+) -> tuple[Assignment, int]:
     """Split pieces of the most-loaded switch onto the least-loaded one until loads are within delta.
 
     Repeat: A = the most loaded switch, B = the least loaded; stop if ``load(A) - load(B) <=
-    delta``. Let ``mid = (load(A) + load(B) + delta) / 2`` and ``x = load(A) - mid``; stop if the
-    largest piece ``a`` on A has ``a <= x``; otherwise shorten ``a`` by x and put a new piece of
+    delta`` (plus a relative 1e-9 of load(A), so that delta = 0 terminates). Let
+    ``mid = (load(A) + load(B) + delta) / 2`` and ``x = load(A) - mid``; stop if the largest piece ``a`` on A has ``a <= x``; otherwise shorten ``a`` by x and put a new piece of
     length x of the same permutation on B (paying one more delta there). A and B both end at mid.
 
     Returns the new assignment (the input is not modified) and the number of splits.
@@ -73,7 +75,8 @@ def equalize(assignment: Assignment, delta: float, *, max_rounds: int | None = N
     splits = 0
     for _ in range(cap):
         a_sw, b_sw = int(np.argmax(load)), int(np.argmin(load))
-        if load[a_sw] - load[b_sw] <= delta or not out[a_sw]:
+        # The relative slack stops the geometric tail when delta = 0 (float noise, no gain).
+        if load[a_sw] - load[b_sw] <= delta + 1e-9 * load[a_sw] or not out[a_sw]:
             break
         mid = float(load[a_sw] + load[b_sw] + delta) / 2.0
         x = float(load[a_sw]) - mid

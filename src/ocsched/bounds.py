@@ -17,11 +17,13 @@ from ocsched.model import Demand, as_demand, check_delta, check_switches
 __all__ = ["degree_bound", "line_bound", "lower_bound", "refined_bound"]
 
 
-def _lines(demand: Demand) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+def _lines(
+    demand: Demand,
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Entry -> line index (rows 0..n-1, columns n..2n-1), entry values, line sums and counts."""
-    line = np.concatenate([demand.rows, demand.cols + demand.n])
-    vals = np.concatenate([demand.values, demand.values])
-    sums = np.bincount(line, weights=vals, minlength=2 * demand.n)
+    line = np.concatenate([demand.rows, demand.cols + demand.n]).astype(np.int64)
+    vals = np.concatenate([demand.values, demand.values]).astype(np.float64)
+    sums = np.bincount(line, weights=vals, minlength=2 * demand.n).astype(np.float64)
     counts = np.bincount(line, minlength=2 * demand.n).astype(np.int64)
     return line, vals, sums, counts
 

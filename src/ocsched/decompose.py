@@ -95,7 +95,8 @@ def refit_weights(demand: Demand, perms: IntArray, weights: FloatArray | None = 
     if m == 0:
         return np.zeros(0)
     a = _incidence(demand, perms)
-    res = linprog(
+    # HiGHS takes a sparse A_ub; scipy-stubs only declare dense arrays.
+    res = linprog(  # type: ignore[call-overload]
         np.ones(m), A_ub=-a, b_ub=-demand.values, bounds=(0, None), method="highs"
     )
     if res.status != 0 or res.x is None:
@@ -197,7 +198,10 @@ def _drop_empty(dec: Decomposition, demand: Demand) -> Decomposition:
 Decomposer = Callable[[Demand], Decomposition]
 
 DECOMPOSERS: dict[str, tuple[Decomposer, str]] = {
-    "spectra": (spectra_decompose, "Delta permutations (the fewest), max-residual matchings, LP-refit weights"),
+    "spectra": (
+        spectra_decompose,
+        "Delta permutations (the fewest), max-residual matchings, LP-refit weights",
+    ),
 }
 
 
@@ -208,5 +212,7 @@ def decompose(demand: Demand, *, method: str = "spectra") -> Decomposition:
     [1.0]
     """
     if method not in DECOMPOSERS:
-        raise InvalidInputError(f"unknown decomposition method {method!r}; choose one of {', '.join(DECOMPOSERS)}")
+        raise InvalidInputError(
+            f"unknown decomposition method {method!r}; choose one of {', '.join(DECOMPOSERS)}"
+        )
     return DECOMPOSERS[method][0](demand)

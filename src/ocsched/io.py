@@ -23,7 +23,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,23 +85,23 @@ def read_demand(path: str | os.PathLike[str], *, name: str = "demand") -> Demand
     return Demand.from_matrix(matrix, name=f"{name} ({p.name})")
 
 
-def _read_npy(p: Path) -> ArrayLike:
-    return np.load(p, allow_pickle=False)  # type: ignore[no-any-return]
+def _read_npy(p: Path) -> Any:
+    return np.load(p, allow_pickle=False)
 
 
-def _read_npz(p: Path) -> ArrayLike | sp.sparray:
+def _read_npz(p: Path) -> Any:
     with np.load(p, allow_pickle=False) as z:
         keys = list(z.files)
         if "format" in keys and "shape" in keys:
             return sp.load_npz(p)
         if "demand" in keys:
-            return z["demand"]  # type: ignore[no-any-return]
+            return z["demand"]
         if len(keys) == 1:
-            return z[keys[0]]  # type: ignore[no-any-return]
+            return z[keys[0]]
     raise InvalidInputError(f"npz file {p} holds {len(keys)} arrays ({', '.join(keys)}); name one 'demand'")
 
 
-def _read_csv(p: Path) -> ArrayLike | sp.sparray:
+def _read_csv(p: Path) -> Any:
     lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
     lines = [ln for ln in lines if ln]
     if not lines:
@@ -111,7 +111,9 @@ def _read_csv(p: Path) -> ArrayLike | sp.sparray:
         rows = [ln.split(",") for ln in lines[1:]]
         for k, r in enumerate(rows):
             if len(r) != 3:
-                raise InvalidInputError(f"csv file {p} line {k + 2}: expected src,dst,value; got {','.join(r)!r}")
+                raise InvalidInputError(
+                    f"csv file {p} line {k + 2}: expected src,dst,value; got {','.join(r)!r}"
+                )
         if not rows:
             raise InvalidInputError(f"csv file {p} has a header but no flows")
         arr = np.array([[float(x) for x in r] for r in rows])
@@ -125,7 +127,7 @@ def _read_csv(p: Path) -> ArrayLike | sp.sparray:
     return data
 
 
-def _read_json(p: Path) -> ArrayLike:
+def _read_json(p: Path) -> Any:
     data: Any = json.loads(p.read_text())
     if isinstance(data, dict):
         if "demand" not in data:
@@ -136,7 +138,9 @@ def _read_json(p: Path) -> ArrayLike:
     if any(isinstance(x, bool) or not isinstance(x, int | float) for r in data for x in r):
         raise InvalidInputError(f"json file {p} must hold only numbers")
     if len({len(r) for r in data}) > 1:
-        raise InvalidInputError(f"json file {p}: rows have different lengths {sorted({len(r) for r in data})}")
+        raise InvalidInputError(
+            f"json file {p}: rows have different lengths {sorted({len(r) for r in data})}"
+        )
     return np.array(data, dtype=np.float64)
 
 
@@ -159,7 +163,11 @@ def check_writable(path: str | os.PathLike[str], *, force: bool = False, name: s
 
 
 def write_atomic(
-    path: str | os.PathLike[str], write: Callable[[IO[bytes]], None], *, force: bool = False, name: str = "out"
+    path: str | os.PathLike[str],
+    write: Callable[[IO[bytes]], object],
+    *,
+    force: bool = False,
+    name: str = "out",
 ) -> Path:
     """Call ``write(f)`` on a temporary file beside ``path``, then move it into place."""
     p = check_writable(path, force=force, name=name)
@@ -186,12 +194,15 @@ def write_demand(
     """
     p = Path(path)
     suffix = _suffix(p, "out")
-    if isinstance(matrix, Demand):
-        matrix = matrix.to_sparse() if suffix == ".npz" else matrix.to_dense()
+    m: Any = matrix
+    if isinstance(m, Demand):
+        m = m.to_sparse() if suffix == ".npz" else m.to_dense()
     if suffix == ".npz":
-        sparse = sp.csr_array(matrix)
+        sparse = sp.csr_array(m)
         return write_atomic(p, lambda f: sp.save_npz(f, sparse), force=force)
-    dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
+    if sp.issparse(m):
+        m = cast(Any, m).toarray()  # issparse narrows to a type the stubs give no toarray
+    dense = np.asarray(m, dtype=np.float64)
     if suffix == ".npy":
         return write_atomic(p, lambda f: np.save(f, dense), force=force)
     if suffix == ".csv":

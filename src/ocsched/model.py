@@ -10,9 +10,10 @@ import json
 import logging
 import math
 import numbers
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -89,7 +90,7 @@ class Demand:
         if isinstance(matrix, Demand):
             return matrix
         if sp.issparse(matrix):
-            coo = sp.coo_array(matrix)
+            coo = sp.coo_array(cast(Any, matrix))
             shape = coo.shape
             r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
         else:
@@ -106,9 +107,7 @@ class Demand:
                 bad = ~np.isfinite(arr)
                 if bad.any():
                     i, j = np.argwhere(bad)[0]
-                    raise InvalidInputError(
-                        f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}"
-                    )
+                    raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
             else:
                 r = c = np.zeros(0, np.int64)
                 v = np.zeros(0)
@@ -172,11 +171,11 @@ class Demand:
 
     def row_sums(self) -> FloatArray:
         """Total demand of each input port."""
-        return np.bincount(self.rows, weights=self.values, minlength=self.n)
+        return np.bincount(self.rows, weights=self.values, minlength=self.n).astype(np.float64)
 
     def col_sums(self) -> FloatArray:
         """Total demand of each output port."""
-        return np.bincount(self.cols, weights=self.values, minlength=self.n)
+        return np.bincount(self.cols, weights=self.values, minlength=self.n).astype(np.float64)
 
     def row_nnz(self) -> IntArray:
         """Number of flows of each input port."""
@@ -223,14 +222,20 @@ def check_switches(switches: object, *, name: str = "switches") -> int:
     >>> check_switches(4)
     4
     """
-    if isinstance(switches, bool) or not isinstance(switches, numbers.Integral):
-        if isinstance(switches, numbers.Real) and float(switches).is_integer():
-            switches = int(switches)
-        else:
-            raise InvalidInputError(f"`{name}` must be an integer >= 1; got {switches!r}")
-    if int(switches) < 1:
+    if isinstance(switches, numbers.Integral) and not isinstance(switches, bool):
+        value = operator.index(switches)
+    elif (
+        isinstance(switches, numbers.Real)
+        and not isinstance(switches, bool)
+        and math.isfinite(float(switches))
+        and float(switches).is_integer()
+    ):
+        value = int(float(switches))  # 4.0 from a JSON or TOML file means 4
+    else:
         raise InvalidInputError(f"`{name}` must be an integer >= 1; got {switches!r}")
-    return int(switches)
+    if value < 1:
+        raise InvalidInputError(f"`{name}` must be an integer >= 1; got {switches!r}")
+    return value
 
 
 def check_delta(delta: object, *, name: str = "delta") -> float:
@@ -402,7 +407,9 @@ class Schedule:
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"schedule must be a JSON object; got {type(data).__name__}")
         if data.get("format") != SCHEDULE_FORMAT:
-            raise InvalidInputError(f"schedule `format` must be {SCHEDULE_FORMAT!r}; got {data.get('format')!r}")
+            raise InvalidInputError(
+                f"schedule `format` must be {SCHEDULE_FORMAT!r}; got {data.get('format')!r}"
+            )
         if data.get("version") != SCHEDULE_VERSION:
             raise InvalidInputError(
                 f"schedule `version` must be {SCHEDULE_VERSION}; got {data.get('version')!r}"
@@ -433,10 +440,14 @@ class Schedule:
                         or len(pair) != 2
                         or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
                     ):
-                        raise InvalidInputError(f"schedule `{w}.circuits` must hold [i, j] integer pairs; got {pair!r}")
+                        raise InvalidInputError(
+                            f"schedule `{w}.circuits` must hold [i, j] integer pairs; got {pair!r}"
+                        )
                     i, j = pair
                     if not (0 <= i < ports and 0 <= j < ports):
-                        raise InvalidInputError(f"schedule `{w}.circuits` has port out of range 0..{ports - 1}: {pair}")
+                        raise InvalidInputError(
+                            f"schedule `{w}.circuits` has port out of range 0..{ports - 1}: {pair}"
+                        )
                     if perm[i] >= 0:
                         raise InvalidInputError(f"schedule `{w}.circuits` uses input port {i} twice")
                     perm[i] = j
@@ -460,7 +471,8 @@ class Schedule:
                 raise InvalidInputError(f"schedule `makespan` must be a number; got {recorded!r}")
             if abs(float(recorded) - sched.makespan) > 1e-9 * max(1.0, abs(sched.makespan)):
                 raise InvalidInputError(
-                    f"schedule `makespan` = {recorded} disagrees with its configurations, which end at {sched.makespan}"
+                    f"schedule `makespan` = {recorded} disagrees with its configurations, "
+                    f"which end at {sched.makespan}"
                 )
         return sched
 

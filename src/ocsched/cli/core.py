@@ -10,9 +10,15 @@ import typer
 
 from ocsched.cli._app import app, cli_errors, fail, parse_delta, parse_switches
 
-DemandArg = Annotated[Path, typer.Argument(help="Demand matrix file: .npy, .npz, .csv or .json.", show_default=False)]
-SwitchesOpt = Annotated[str, typer.Option("--switches", "-s", help="Number of parallel OCSes (integer >= 1).")]
-DeltaOpt = Annotated[str, typer.Option("--delta", "-d", help="Reconfiguration delay, in the demand's time unit.")]
+DemandArg = Annotated[
+    Path, typer.Argument(help="Demand matrix file: .npy, .npz, .csv or .json.", show_default=False)
+]
+SwitchesOpt = Annotated[
+    str, typer.Option("--switches", "-s", help="Number of parallel OCSes (integer >= 1).")
+]
+DeltaOpt = Annotated[
+    str, typer.Option("--delta", "-d", help="Reconfiguration delay, in the demand's time unit.")
+]
 
 
 def _summary(rows: list[tuple[str, str]]) -> None:
@@ -27,7 +33,9 @@ def schedule_cmd(
     demand: DemandArg,
     switches: SwitchesOpt,
     delta: DeltaOpt,
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")] = "spectra",
+    algorithm: Annotated[
+        str, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
+    ] = "spectra",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schedule as JSON here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for randomised algorithms.")] = None,
@@ -66,7 +74,9 @@ def schedule_cmd(
 @cli_errors
 def validate_cmd(
     demand: DemandArg,
-    schedule_file: Annotated[Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)],
+    schedule_file: Annotated[
+        Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)
+    ],
 ) -> None:
     """Check a schedule file against a demand; exit 1 and list the violations if invalid."""
     from ocsched import io
@@ -137,11 +147,14 @@ def demo_cmd(
     dem = Demand.from_matrix(generate("standard", n=n, seed=seed))
     typer.echo(
         f"Standard skewed benchmark: n={n} ports, {dem.nnz} flows (at most {dem.max_degree} per port), "
-        f"largest line sum 1\nScheduling on s={switches} OCSes with reconfiguration delay {delta:g} (seed {seed}).\n"
+        f"largest line sum 1\nScheduling on s={switches} OCSes with reconfiguration delay {delta:g} "
+        f"(seed {seed}).\n"
     )
     names = [a for a in ("spectra", "spectra-noeq", "baseline") if a in ALGORITHMS]
     lb = None
-    typer.echo(f"{'algorithm':<14}{'makespan':>10}{'/ bound':>9}{'configs':>9}{'splits':>8}{'valid':>7}{'time':>9}")
+    typer.echo(
+        f"{'algorithm':<14}{'makespan':>10}{'/ bound':>9}{'configs':>9}{'splits':>8}{'valid':>7}{'time':>9}"
+    )
     for name in names:
         t0 = time.perf_counter()
         sched = schedule(dem, switches=switches, delta=delta, algorithm=name, rng=seed)

@@ -11,7 +11,11 @@ from ocsched.workloads import register
 __all__ = ["standard"]
 
 
-@register("standard", unit="time", description="Solstice/Eclipse skewed benchmark: few large, many small flows per port")
+@register(
+    "standard",
+    unit="time",
+    description="Solstice/Eclipse skewed benchmark: few large, many small flows per port",
+)
 def standard(
     *,
     n: int = 100,
@@ -87,7 +91,7 @@ def standard(
     if not (np.isfinite(sigma) and sigma >= 0):
         raise InvalidInputError(f"`sigma` must be a finite number >= 0; got {sigma!r}")
     gen = np.random.default_rng(rng)
-    n_small = int(round(flows * small_fraction))
+    n_small = round(flows * small_fraction)
     n_large = flows - n_small
     if n_large == 0:
         large_share = 0.0

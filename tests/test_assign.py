@@ -1,0 +1,55 @@
+"""Placement: greedy LPT, equalization, timeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ocsched.assign import equalize, greedy, loads, place, timeline
+
+
+def test_greedy_is_lpt_with_lowest_index_ties() -> None:
+    a = greedy(np.array([1.0, 5.0, 3.0, 3.0]), 2, 0.5)
+    # 5 -> sw0 (5.5); 3 -> sw1 (3.5); 3 -> sw1 (7.0); 1 -> sw0 (6.5)
+    assert a == [[(1, 5.0), (0, 1.0)], [(2, 3.0), (3, 3.0)]]
+    assert loads(a, 0.5).tolist() == [7.0, 7.0]
+
+
+def test_equalize_follows_the_paper_rule_step_by_step() -> None:
+    # loads 1.1, 1.1, 0 with delta 0.1 (row-s3 case): three splits, ends at 0.8, 0.8, 0.9
+    a, splits = equalize([[(0, 1.0)], [(1, 1.0)], []], 0.1)
+    assert splits == 3
+    assert sorted(np.round(loads(a, 0.1), 12).tolist()) == [0.8, 0.8, 0.9]
+
+
+def test_equalize_stops_when_the_largest_piece_is_too_small() -> None:
+    # A holds many small pieces: splitting one cannot bring A down to mid
+    a, splits = equalize([[(l, 0.1) for l in range(10)], []], 0.5)
+    assert splits == 0
+    assert a == [[(l, 0.1) for l in range(10)], []]
+
+
+def test_equalize_does_not_modify_its_input() -> None:
+    before = [[(0, 4.0)], []]
+    equalize(before, 0.0)
+    assert before == [[(0, 4.0)], []]
+
+
+def test_timeline_runs_largest_first_with_delta_before_each() -> None:
+    perms = np.array([[1, 0], [1, -1], [-1, 0]])
+    confs = timeline([[(1, 1.0), (0, 2.0)], [(2, 0.5)], []], perms, 0.25)
+    assert [(c.start, c.duration) for c in confs[0]] == [(0.25, 2.0), (2.5, 1.0)]
+    assert confs[0][0].perm.tolist() == [1, 0]
+    assert [(c.start, c.duration) for c in confs[1]] == [(0.25, 0.5)]
+    assert confs[2] == ()
+    with pytest.raises(ValueError):
+        confs[0][0].perm[0] = 5  # read-only: schedules are immutable
+
+
+def test_place_counts_splits() -> None:
+    perms = np.array([[1, 0]])
+    confs, splits = place(perms, np.array([4.0]), 2, 0.0)
+    assert splits == 1
+    assert [c.duration for sw in confs for c in sw] == [2.0, 2.0]
+    confs, splits = place(perms, np.array([4.0]), 2, 0.0, balance=False)
+    assert splits == 0 and len(confs[1]) == 0
