@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ocsched.assign import equalize, greedy, loads, place, timeline
+from ocsched.assign import equalize, greedy, loads, pack, place, timeline
 
 
 def test_greedy_is_lpt_with_lowest_index_ties() -> None:
@@ -53,3 +55,30 @@ def test_place_counts_splits() -> None:
     assert [c.duration for sw in confs for c in sw] == [2.0, 2.0]
     confs, splits = place(perms, np.array([4.0]), 2, 0.0, balance=False)
     assert splits == 0 and len(confs[1]) == 0
+
+
+@given(
+    weights=st.lists(st.floats(0.001, 10.0), min_size=1, max_size=25),
+    s=st.integers(1, 8),
+    delta=st.sampled_from([0.0, 0.01, 0.5, 5.0]),
+)
+def test_pack_is_never_worse_than_equalize_and_serves_every_weight(
+    weights: list[float], s: int, delta: float
+) -> None:
+    w = np.array(weights)
+    eq, _ = equalize(greedy(w, s, delta), delta)
+    packed, splits = pack(w, s, delta)
+    assert loads(packed, delta).max() <= loads(eq, delta).max()
+    total = np.zeros(w.size)
+    for sw in packed:
+        for l, x in sw:
+            assert x > 0
+            total[l] += x
+    np.testing.assert_allclose(total, w, rtol=1e-12)
+    assert splits == sum(len(sw) for sw in packed) - w.size
+
+
+def test_pack_beats_equalize_on_four_equal_weights() -> None:
+    w = np.array([3.0, 3.0, 3.0, 3.0])
+    assert loads(equalize(greedy(w, 3, 0.5), 0.5)[0], 0.5).max() == pytest.approx(5.375)
+    assert loads(pack(w, 3, 0.5)[0], 0.5).max() == pytest.approx(5.0, rel=1e-9)

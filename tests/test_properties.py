@@ -166,3 +166,11 @@ def test_brute_force_finds_the_refined_bound_tight() -> None:
     opt = _restricted_optimum(d, 3, 0.1, per_switch=2)
     assert opt == pytest.approx(0.8, rel=1e-9)
     assert ocsched.lower_bound(d, switches=3, delta=0.1) == pytest.approx(0.8, rel=1e-9)
+
+
+@given(d=demands(), s=switches, data=st.data())
+def test_spectra_pack_never_loses_to_spectra(d: NDArray[np.float64], s: int, data: st.DataObject) -> None:
+    delta = data.draw(deltas_for(d))
+    a = ocsched.schedule(d, switches=s, delta=delta, algorithm="spectra")
+    b = ocsched.schedule(d, switches=s, delta=delta, algorithm="spectra-pack")
+    assert b.makespan <= a.makespan * (1 + 1e-12)

@@ -81,6 +81,17 @@ def _spectra_noeq(
     return place(dec.perms, dec.weights, switches, delta, balance=False)
 
 
+@register(
+    "spectra-pack",
+    "Spectra's permutations placed by bisection on the makespan (never worse than spectra)",
+)
+def _spectra_pack(
+    demand: Demand, *, switches: int, delta: float, rng: RngLike = None
+) -> tuple[Switches, int]:
+    dec = spectra_decompose(demand)
+    return place(dec.perms, dec.weights, switches, delta, packing=True)
+
+
 def schedule(
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
