@@ -159,7 +159,8 @@ def check_number(
         ok = low <= v <= high if closed else low < v < high
     if not ok:
         lo, hi = ("[", "]") if closed else ("(", ")")
-        raise InvalidInputError(f"`{name}` must be a finite number in {lo}{low:g}, {high:g}{hi}; got {value!r}")
+        where = f" in {lo}{low:g}, {high:g}{hi}" if np.isfinite(low) or np.isfinite(high) else ""
+        raise InvalidInputError(f"`{name}` must be a finite number{where}; got {value!r}")
     return float(value)  # type: ignore[arg-type]
 
 
@@ -178,7 +179,7 @@ def block_diagonal(block: NDArray[np.float64], copies: int) -> NDArray[np.float6
     [[0, 1, 0, 0], [2, 0, 0, 0], [0, 0, 0, 1], [0, 0, 2, 0]]
     """
     c = check_int(copies, "copies")
-    return np.kron(np.eye(c), np.asarray(block, dtype=np.float64))
+    return np.asarray(np.kron(np.eye(c), np.asarray(block, dtype=np.float64)), dtype=np.float64)
 
 
 def _load_all() -> None:
