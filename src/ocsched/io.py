@@ -78,19 +78,20 @@ def read_demand(path: str | os.PathLike[str], *, name: str = "demand") -> Demand
         raise InvalidInputError(f"`{name}` file not found: {p}")
     try:
         matrix = _READERS[suffix](p)
-    except InvalidInputError:
-        raise
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, TypeError) as exc:
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"`{name}`: {exc}") from None
+    except (OSError, ValueError, KeyError, EOFError, OverflowError, zipfile.BadZipFile, TypeError) as exc:
         raise InvalidInputError(f"`{name}` file {p} could not be read as {suffix}: {exc}") from None
     return Demand.from_matrix(matrix, name=f"{name} ({p.name})")
 
 
 def _read_npy(p: Path) -> Any:
-    return np.load(p, allow_pickle=False)
+    with p.open("rb") as fh:  # our own handle: np.load leaks its own when the file is malformed
+        return np.load(fh, allow_pickle=False)
 
 
 def _read_npz(p: Path) -> Any:
-    with np.load(p, allow_pickle=False) as z:
+    with p.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
         keys = list(z.files)
         if "format" in keys and "shape" in keys:
             return sp.load_npz(p)

@@ -410,7 +410,8 @@ class Schedule:
             raise InvalidInputError(
                 f"schedule `format` must be {SCHEDULE_FORMAT!r}; got {data.get('format')!r}"
             )
-        if data.get("version") != SCHEDULE_VERSION:
+        version = data.get("version")
+        if isinstance(version, bool) or version != SCHEDULE_VERSION:
             raise InvalidInputError(
                 f"schedule `version` must be {SCHEDULE_VERSION}; got {data.get('version')!r}"
             )
@@ -418,9 +419,13 @@ class Schedule:
         if ports < 1:
             raise InvalidInputError(f"schedule `ports` must be >= 1; got {ports}")
         delta = float(_field(data, "delta", numbers.Real))
-        lb = data.get("lower_bound")
-        if lb is not None and not isinstance(lb, numbers.Real):
-            raise InvalidInputError(f"schedule `lower_bound` must be a number or null; got {lb!r}")
+        if not math.isfinite(delta) or delta < 0:
+            raise InvalidInputError(f"schedule `delta` must be a finite number >= 0; got {delta!r}")
+        lb = _optional(data, "lower_bound", numbers.Real, None)
+        algorithm = _optional(data, "algorithm", str, "")
+        splits = _optional(data, "splits", int, 0)
+        meta = _optional(data, "meta", Mapping, {})
+        recorded = _optional(data, "makespan", numbers.Real, None)
         switches_raw = _field(data, "switches", list)
         switches = []
         for b, sw in enumerate(switches_raw):
@@ -455,25 +460,20 @@ class Schedule:
                 duration = float(_field(c, "duration", numbers.Real, w))
                 confs.append(Configuration(start, duration, _frozen(perm)))
             switches.append(tuple(confs))
-        meta = data.get("meta", {})
         sched = cls(
             ports=ports,
             delta=delta,
             switches=tuple(switches),
-            algorithm=str(data.get("algorithm", "")),
+            algorithm=algorithm,
             lower_bound=None if lb is None else float(lb),
-            splits=int(data.get("splits", 0)),
-            meta=dict(meta) if isinstance(meta, Mapping) else {},
+            splits=splits,
+            meta=dict(meta),
         )
-        recorded = data.get("makespan")
-        if recorded is not None:
-            if not isinstance(recorded, numbers.Real):
-                raise InvalidInputError(f"schedule `makespan` must be a number; got {recorded!r}")
-            if abs(float(recorded) - sched.makespan) > 1e-9 * max(1.0, abs(sched.makespan)):
-                raise InvalidInputError(
-                    f"schedule `makespan` = {recorded} disagrees with its configurations, "
-                    f"which end at {sched.makespan}"
-                )
+        if recorded is not None and abs(float(recorded) - sched.makespan) > 1e-9 * max(1.0, sched.makespan):
+            raise InvalidInputError(
+                f"schedule `makespan` = {recorded} disagrees with its configurations, "
+                f"which end at {sched.makespan}"
+            )
         return sched
 
     @classmethod
@@ -509,12 +509,30 @@ class Schedule:
         )
 
 
-def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str = "") -> Any:
+_KIND_NAMES = {
+    numbers.Real: "a number",
+    int: "an integer",
+    str: "a string",
+    Mapping: "an object",
+    list: "a list",
+}
+
+
+def _optional(data: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    """An optional top-level field: ``default`` when absent or null, else type-checked."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise InvalidInputError(f"schedule `{key}` must be {_KIND_NAMES[kind]}; got {value!r}")
+    return value
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
     prefix = f"{where}." if where else ""
     if key not in data:
         raise InvalidInputError(f"schedule `{prefix}{key}` is missing")
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, kind):
-        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise InvalidInputError(f"schedule `{prefix}{key}` must be {name}; got {value!r}")
+        raise InvalidInputError(f"schedule `{prefix}{key}` must be {_KIND_NAMES[kind]}; got {value!r}")
     return value

@@ -24,7 +24,7 @@ class Violation:
     Attributes
     ----------
     kind : str
-        ``"ports"``, ``"matching"``, ``"duration"``, ``"timing"`` or ``"unserved"``.
+        ``"ports"``, ``"delta"``, ``"matching"``, ``"duration"``, ``"timing"`` or ``"unserved"``.
     message : str
         Human-readable detail naming the switch, configuration or entry.
     """
@@ -114,12 +114,30 @@ def validate(
     n = schedule.ports
     if n != dem.n:
         add("ports", f"schedule has {n} ports but the demand is {dem.n} x {dem.n}")
-    scale_t = tol * max(1.0, schedule.makespan)
+    delta = schedule.delta
+    if not (np.isfinite(delta) and delta >= 0):
+        add("delta", f"schedule delta must be a finite number >= 0; got {delta!r}")
+        delta = 0.0  # still check that configurations do not overlap
+    ends = [c.end for sw in schedule.switches for c in sw if np.isfinite(c.end)]
+    scale_t = tol * max(1.0, max(ends, default=0.0))
     served = np.zeros(n * n)
     for b, sw in enumerate(schedule.switches):
         prev_end = 0.0
         for k, c in enumerate(sw):
             where = f"switch {b} configuration {k}"
+            # Timing first: a configuration with bad circuits still occupies its switch.
+            if not (np.isfinite(c.start) and np.isfinite(c.duration)):
+                add("duration", f"{where}: start {c.start} / duration {c.duration} not finite")
+                continue
+            if c.duration < 0:
+                add("duration", f"{where}: negative duration {c.duration}")
+            if c.start < prev_end + delta - scale_t:
+                add(
+                    "timing",
+                    f"{where}: starts at {c.start:.12g}, before the previous end {prev_end:.12g} + delta "
+                    f"{delta:.12g}",
+                )
+            prev_end = max(prev_end, c.end)
             perm = np.asarray(c.perm)
             if perm.shape != (n,):
                 add("matching", f"{where}: permutation has shape {perm.shape}, expected ({n},)")
@@ -132,18 +150,6 @@ def validate(
             uniq, counts = np.unique(outs, return_counts=True)
             if (counts > 1).any():
                 add("matching", f"{where}: output port {int(uniq[counts > 1][0])} used twice")
-            if not (np.isfinite(c.start) and np.isfinite(c.duration)):
-                add("duration", f"{where}: start {c.start} / duration {c.duration} not finite")
-                continue
-            if c.duration < 0:
-                add("duration", f"{where}: negative duration {c.duration}")
-            if c.start < prev_end + schedule.delta - scale_t:
-                add(
-                    "timing",
-                    f"{where}: starts at {c.start:.12g}, before the previous end {prev_end:.12g} + delta "
-                    f"{schedule.delta:.12g}",
-                )
-            prev_end = c.end
             np.add.at(served, act * n + outs, max(c.duration, 0.0))
     if n == dem.n and dem.nnz:
         short = dem.values - served[dem.rows * n + dem.cols]

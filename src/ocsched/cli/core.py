@@ -137,7 +137,7 @@ def demo_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the instance.")] = 0,
 ) -> None:
     """Schedule a built-in instance (the standard skewed benchmark) and compare with the lower bound."""
-    from ocsched.algorithms import ALGORITHMS, schedule
+    from ocsched.algorithms import algorithms, schedule
     from ocsched.model import Demand
     from ocsched.validate import validate
     from ocsched.workloads import generate
@@ -150,7 +150,8 @@ def demo_cmd(
         f"largest line sum 1\nScheduling on s={switches} OCSes with reconfiguration delay {delta:g} "
         f"(seed {seed}).\n"
     )
-    names = [a for a in ("spectra", "spectra-noeq", "baseline") if a in ALGORITHMS]
+    known = algorithms()
+    names = [a for a in ("spectra", "spectra-pack", "spectra-noeq", "baseline") if a in known]
     lb = None
     typer.echo(
         f"{'algorithm':<14}{'makespan':>10}{'/ bound':>9}{'configs':>9}{'splits':>8}{'valid':>7}{'time':>9}"
