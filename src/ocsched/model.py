@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 SCHEDULE_FORMAT = "ocsched.schedule"
 SCHEDULE_VERSION = 1
+#: Largest port count a schedule file may claim (far above any OCS radix; guards memory).
+MAX_PORTS = 1_000_000
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -90,32 +92,26 @@ class Demand:
         if isinstance(matrix, Demand):
             return matrix
         if sp.issparse(matrix):
-            coo = sp.coo_array(cast(Any, matrix))
-            shape = coo.shape
+            coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
+            _check_shape(coo.shape, name)
+            _check_dtype(coo.dtype, name)
+            coo.sum_duplicates()  # duplicate coordinates add up, as everywhere in scipy
             r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+            n = int(coo.shape[0])
         else:
             try:
                 arr = np.asarray(matrix)
             except (ValueError, TypeError) as exc:
                 raise InvalidInputError(f"`{name}` must be a square numeric matrix; {exc}") from None
-            shape = arr.shape
-            if arr.ndim == 2 and arr.size:
-                _check_dtype(arr.dtype, name)
-                r, c = np.nonzero(arr)
-                r, c = r.astype(np.int64), c.astype(np.int64)
-                v = arr[r, c]
-                bad = ~np.isfinite(arr)
-                if bad.any():
-                    i, j = np.argwhere(bad)[0]
-                    raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
-            else:
-                r = c = np.zeros(0, np.int64)
-                v = np.zeros(0)
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise InvalidInputError(f"`{name}` must be a square n x n matrix; got shape {tuple(shape)}")
-        if shape[0] == 0:
-            raise InvalidInputError(f"`{name}` must not be empty; got shape {tuple(shape)}")
-        _check_dtype(np.asarray(v).dtype, name)
+            _check_shape(arr.shape, name)
+            _check_dtype(arr.dtype, name)
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                i, j = np.argwhere(bad)[0]
+                raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
+            r, c = np.nonzero(arr)
+            r, c, v = r.astype(np.int64), c.astype(np.int64), arr[r, c]
+            n = int(arr.shape[0])
         v = np.asarray(v, dtype=np.float64)
         order = np.lexsort((c, r))
         r, c, v = r[order], c[order], v[order]
@@ -127,12 +123,6 @@ class Demand:
         if neg.any():
             k = int(np.argmax(neg))
             raise InvalidInputError(f"`{name}` must be non-negative; {name}[{r[k]}, {c[k]}] = {v[k]}")
-        if sp.issparse(matrix):
-            # Sparse input may hold duplicate coordinates; they add up, as in scipy.
-            flat = r * shape[0] + c
-            uniq, inv = np.unique(flat, return_inverse=True)
-            v = np.bincount(inv, weights=v, minlength=len(uniq))
-            r, c = uniq // shape[0], uniq % shape[0]
         diag = r == c
         keep = (v > 0) & ~diag
         if (diag & (v > 0)).any():
@@ -143,7 +133,7 @@ class Demand:
                 float(v[diag].sum()),
             )
         return cls(
-            int(shape[0]),
+            n,
             _frozen(r[keep].astype(np.int64)),
             _frozen(c[keep].astype(np.int64)),
             _frozen(v[keep].astype(np.float64)),
@@ -207,6 +197,13 @@ class Demand:
 def as_demand(demand: ArrayLike | sp.sparray | sp.spmatrix | Demand, *, name: str = "demand") -> Demand:
     """Return ``demand`` as a validated :class:`Demand` (see :meth:`Demand.from_matrix`)."""
     return demand if isinstance(demand, Demand) else Demand.from_matrix(demand, name=name)
+
+
+def _check_shape(shape: tuple[int, ...], name: str) -> None:
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise InvalidInputError(f"`{name}` must be a square n x n matrix; got shape {tuple(shape)}")
+    if shape[0] == 0:
+        raise InvalidInputError(f"`{name}` must not be empty; got shape {tuple(shape)}")
 
 
 def _check_dtype(dtype: np.dtype[Any], name: str) -> None:
@@ -416,8 +413,8 @@ class Schedule:
                 f"schedule `version` must be {SCHEDULE_VERSION}; got {data.get('version')!r}"
             )
         ports = _field(data, "ports", int)
-        if ports < 1:
-            raise InvalidInputError(f"schedule `ports` must be >= 1; got {ports}")
+        if not 1 <= ports <= MAX_PORTS:
+            raise InvalidInputError(f"schedule `ports` must be in 1..{MAX_PORTS}; got {ports}")
         delta = float(_field(data, "delta", numbers.Real))
         if not math.isfinite(delta) or delta < 0:
             raise InvalidInputError(f"schedule `delta` must be a finite number >= 0; got {delta!r}")

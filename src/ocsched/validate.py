@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ocsched.errors import InvalidScheduleError
 from ocsched.model import Demand, Schedule, as_demand
@@ -120,7 +120,9 @@ def validate(
         delta = 0.0  # still check that configurations do not overlap
     ends = [c.end for sw in schedule.switches for c in sw if np.isfinite(c.end)]
     scale_t = tol * max(1.0, max(ends, default=0.0))
-    served = np.zeros(n * n)
+    # Served time is totalled sparsely (flat index i * n + j): never an n x n array.
+    flat: list[NDArray[np.int64]] = []
+    held: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
         prev_end = 0.0
         for k, c in enumerate(sw):
@@ -150,20 +152,27 @@ def validate(
             uniq, counts = np.unique(outs, return_counts=True)
             if (counts > 1).any():
                 add("matching", f"{where}: output port {int(uniq[counts > 1][0])} used twice")
-            np.add.at(served, act * n + outs, max(c.duration, 0.0))
+            flat.append(act * n + outs)
+            held.append(np.full(act.size, max(c.duration, 0.0)))
+    max_short = 0.0
     if n == dem.n and dem.nnz:
-        short = dem.values - served[dem.rows * n + dem.cols]
-        worst = int(np.argmax(short))
-        max_short = float(short[worst])
+        keys, inv = np.unique(np.concatenate([np.zeros(0, np.int64), *flat]), return_inverse=True)
+        totals = np.bincount(inv, weights=np.concatenate([np.zeros(0), *held]), minlength=keys.size)
+        want = dem.rows * n + dem.cols
+        served = np.zeros(dem.nnz)
+        if keys.size:
+            pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+            hit = keys[pos] == want
+            served[hit] = totals[pos[hit]]
+        short = dem.values - served
+        max_short = float(short.max())
         bad = np.nonzero(short > tol * float(dem.values.max()))[0]
         for e in bad[:20]:
             add(
                 "unserved",
-                f"demand[{dem.rows[e]}, {dem.cols[e]}] = {dem.values[e]:.12g} but only "
-                f"{served[dem.rows[e] * n + dem.cols[e]]:.12g} served",
+                f"demand[{dem.rows[e]}, {dem.cols[e]}] = {dem.values[e]:.12g} "
+                f"but only {served[e]:.12g} served",
             )
         if bad.size > 20:
             add("unserved", f"... and {bad.size - 20} more unserved entries")
-    else:
-        max_short = 0.0
     return ValidationReport(out, schedule.makespan, max_short)

@@ -1,0 +1,363 @@
+"""In-process tests of the core commands: schedule, validate, bound, algorithms, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner, Result
+
+from ocsched import io, lower_bound, schedule, validate
+from ocsched.algorithms import algorithms
+from ocsched.cli import app
+
+DATA = Path(__file__).parent / "data" / "core"
+D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
+
+
+def run(*args: str | Path) -> Result:
+    # typer >= 0.20 (click >= 8.2) keeps stderr apart: result.stdout and result.stderr.
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def table(text: str) -> dict[str, str]:
+    """Parse the ``key  value`` summary printed by schedule and bound."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("  ")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+@pytest.fixture
+def d3(tmp_path: Path) -> Path:
+    # File named m.csv so that "demand" in a message comes from the argument name, not the file.
+    p = tmp_path / "m.csv"
+    shutil.copy(DATA / "d3.csv", p)
+    return p
+
+
+def assert_one_error_line(res: Result, *needles: str) -> str:
+    assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr, res.exception)
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in res.output
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# schedule
+# ---------------------------------------------------------------------------------------------
+
+
+def test_schedule_prints_summary(d3: Path) -> None:
+    res = run("schedule", d3, "--switches", "2", "--delta", "0.1")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ""
+    got = table(res.stdout)
+    expected = schedule(D3, switches=2, delta=0.1)
+    lb = lower_bound(D3, switches=2, delta=0.1)
+    assert got["algorithm"] == "spectra"
+    assert got["ports"] == "3" and got["switches"] == "2" and got["delta"] == "0.1"
+    assert got["makespan"] == f"{expected.makespan:.6g}"
+    assert got["lower bound"] == f"{lb:.6g}"
+    assert got["ratio"] == f"{expected.makespan / lb:.4f}"
+    assert got["configurations"] == str(expected.num_configurations)
+    assert got["splits"] == str(expected.splits)
+    assert got["time"].endswith(" s") and float(got["time"][:-2]) >= 0
+    assert "written to" not in got
+
+
+@pytest.mark.parametrize("fname", ["d3.npy", "d3_sparse.npz", "d3_long.csv", "d3.json", "d3_obj.json"])
+def test_schedule_reads_every_format(fname: str) -> None:
+    res = run("schedule", DATA / fname, "-s", "2", "-d", "0.1", "-a", "spectra-noeq")
+    assert res.exit_code == 0, res.output
+    got = table(res.stdout)
+    assert got["algorithm"] == "spectra-noeq"
+    assert got["makespan"] == f"{schedule(D3, switches=2, delta=0.1, algorithm='spectra-noeq').makespan:.6g}"
+
+
+def test_schedule_zero_demand_ratio_na(tmp_path: Path) -> None:
+    p = tmp_path / "z.csv"
+    p.write_text("0,0\n0,0\n")
+    res = run("schedule", p, "-s", "2", "-d", "0.1")
+    assert res.exit_code == 0, res.output
+    got = table(res.stdout)
+    assert (got["makespan"], got["lower bound"], got["ratio"], got["configurations"]) == (
+        "0",
+        "0",
+        "n/a",
+        "0",
+    )
+
+
+def test_schedule_writes_out(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "s.json"
+    res = run("schedule", d3, "-s", "3", "-d", "0.25", "--out", out)
+    assert res.exit_code == 0, res.output
+    got = table(res.stdout)
+    assert got["written to"] == str(out)
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "ocsched.schedule" and doc["version"] == 1 and len(doc["switches"]) == 3
+    sched = io.read_schedule(out)
+    assert validate(sched, D3).ok
+    assert got["makespan"] == f"{sched.makespan:.6g}"
+    assert sched.same_as(schedule(D3, switches=3, delta=0.25))
+    assert sorted(os.listdir(out.parent)) == ["s.json"]
+
+
+def test_schedule_refuses_existing_out_without_force(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    out.write_text("precious")
+    res = run("schedule", d3, "-s", "2", "-d", "0.1", "--out", out)
+    assert_one_error_line(res, "`--out`", "already exists", "--force")
+    assert out.read_text() == "precious"
+    assert sorted(os.listdir(tmp_path)) == ["m.csv", "s.json"]
+
+
+def test_schedule_force_overwrites(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    out.write_text("precious")
+    res = run("schedule", d3, "-s", "2", "-d", "0.1", "--out", out, "--force")
+    assert res.exit_code == 0, res.output
+    assert validate(io.read_schedule(out), D3).ok
+    assert sorted(os.listdir(tmp_path)) == ["m.csv", "s.json"]
+
+
+# ---------------------------------------------------------------------------------------------
+# validate
+# ---------------------------------------------------------------------------------------------
+
+
+def test_validate_valid(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    assert run("schedule", d3, "-s", "2", "-d", "0.1", "-o", out).exit_code == 0
+    res = run("validate", d3, out)
+    assert res.exit_code == 0, res.output
+    n_conf = io.read_schedule(out).num_configurations
+    assert res.stdout.startswith("valid: makespan ")
+    assert res.stdout.rstrip().endswith(f"{n_conf} configurations")
+
+
+def test_validate_hand_written_fixture() -> None:
+    res = run("validate", DATA / "d3.json", DATA / "sched3.json")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "valid: makespan 2.5, 2 configurations\n"
+
+
+def test_validate_tampered(d3: Path, tmp_path: Path) -> None:
+    doc = json.loads((DATA / "sched3.json").read_text())
+    conf0 = doc["switches"][0]["configurations"][0]
+    conf0["circuits"] = [[0, 1], [1, 2]]  # drop 2->0: demand[2, 0] = 2 is no longer served
+    doc["switches"][1]["configurations"][0]["start"] = 0.25  # before delta = 0.5
+    doc["makespan"] = 2.5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    res = run("validate", d3, bad)
+    assert res.exit_code == 1, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == "INVALID: 2 violation(s)"
+    assert sorted(lines[1:]) == [
+        "  timing: switch 1 configuration 0: starts at 0.25, before the previous end 0 + delta 0.5",
+        "  unserved: demand[2, 0] = 2 but only 0 served",
+    ]
+
+
+def test_validate_rejects_inconsistent_makespan(d3: Path, tmp_path: Path) -> None:
+    doc = json.loads((DATA / "sched3.json").read_text())
+    doc["makespan"] = 1.0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert_one_error_line(run("validate", d3, bad), "`schedule` file", "`makespan` = 1.0 disagrees")
+
+
+def test_validate_missing_schedule(d3: Path, tmp_path: Path) -> None:
+    assert_one_error_line(run("validate", d3, tmp_path / "none.json"), "`schedule` file not found")
+
+
+def test_validate_schedule_with_bad_splits(d3: Path, tmp_path: Path) -> None:
+    doc = json.loads((DATA / "sched3.json").read_text())
+    doc["splits"] = "many"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert_one_error_line(run("validate", d3, bad), "`schedule`", "splits")
+
+
+# ---------------------------------------------------------------------------------------------
+# bound, algorithms, demo
+# ---------------------------------------------------------------------------------------------
+
+
+def test_bound(d3: Path) -> None:
+    res = run("bound", d3, "--switches", "2", "--delta", "0.5")
+    assert res.exit_code == 0, res.output
+    got = table(res.stdout)
+    assert list(got) == ["lower bound", "line bound", "degree bound", "refined bound"]
+    assert got["lower bound"] == f"{lower_bound(D3, switches=2, delta=0.5):.6g}"
+    assert float(got["lower bound"]) == max(
+        float(got[k]) for k in ("line bound", "degree bound", "refined bound")
+    )
+
+
+def test_algorithms_lists_every_scheduler() -> None:
+    res = run("algorithms")
+    assert res.exit_code == 0, res.output
+    names = [line.split()[0] for line in res.stdout.splitlines()]
+    assert "spectra" in names and "spectra-noeq" in names
+    assert names == list(algorithms())
+    for line, desc in zip(res.stdout.splitlines(), algorithms().values(), strict=True):
+        assert line.endswith(desc)
+
+
+def test_demo_runs_without_arguments() -> None:
+    res = run("demo")
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "n=100 ports" in out and "s=16 OCSes" in out
+    rows = {
+        line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("spectra", "baseline"))
+    }
+    assert {"spectra", "spectra-noeq"} <= set(rows)
+    assert all(row[5] == "yes" for row in rows.values())  # every schedule validated
+    bound_lines = [line for line in out.splitlines() if line.startswith("lower bound")]
+    assert len(bound_lines) == 1
+    lb = float(bound_lines[0].split()[-1])
+    assert lb > 0
+    assert all(float(row[1]) >= lb - 1e-4 for row in rows.values())  # printed with 4 decimals
+    assert "\nNext: " in out and "ocsched schedule" in out
+
+
+def test_demo_small_instance_and_bad_n() -> None:
+    res = run("demo", "--n", "20", "--switches", "4", "--delta", "0.1", "--seed", "3")
+    assert res.exit_code == 0, res.output
+    assert "n=20 ports" in res.stdout and "s=4 OCSes" in res.stdout
+    assert_one_error_line(run("demo", "--n", "1"), "`--n`")
+
+
+def test_demo_shows_baseline_in_a_fresh_process() -> None:
+    # In a fresh process the peer schedulers are registered only once something loads them.
+    if "baseline" not in algorithms():
+        pytest.skip("no baseline scheduler registered")
+    argv = ["ocsched", "demo", "--n", "20", "--switches", "4"]
+    code = f"import sys; from ocsched.cli import main; sys.argv = {argv!r}; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert any(line.startswith("baseline ") for line in proc.stdout.splitlines()), proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: exit 2, one line on stderr starting with "error:" and naming the argument
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fname", "needles"),
+    [
+        ("nonsquare.csv", ["`demand", "square", "(2, 3)"]),
+        ("negative.csv", ["`demand", "non-negative", "[0, 1] = -1.0"]),
+        ("nan.csv", ["`demand", "finite", "[0, 1] = nan"]),
+        ("inf.csv", ["`demand", "finite", "[0, 1] = inf"]),
+        ("ragged.csv", ["`demand` file", "could not be read"]),
+        ("nonnumeric.csv", ["`demand` file", "could not be read"]),
+        ("truncated.json", ["`demand` file", "could not be read"]),
+        ("garbage.npz", ["`demand` file", "could not be read"]),
+        ("empty.csv", ["`demand", "empty"]),
+        ("empty.npy", ["`demand", "empty.npy"]),  # numpy's EOFError would become click's "Aborted."
+    ],
+)
+def test_bad_demand_file(tmp_path: Path, fname: str, needles: list[str]) -> None:
+    p = tmp_path / fname.replace("nonsquare", "m").replace("negative", "m")
+    shutil.copy(DATA / fname, p)
+    assert_one_error_line(run("schedule", p, "-s", "2", "-d", "0.1"), *needles)
+
+
+@pytest.mark.parametrize("command", ["schedule", "bound"])
+@pytest.mark.parametrize(
+    ("option", "value", "needles"),
+    [
+        ("--switches", "0", ["`--switches` must be an integer >= 1; got 0"]),
+        ("--switches", "-3", ["`--switches` must be an integer >= 1; got -3"]),
+        ("--switches", "2.5", ["`--switches` must be an integer >= 1; got '2.5'"]),
+        ("--switches", "two", ["`--switches`", "'two'"]),
+        ("--delta", "-1", ["`--delta` must be a finite number >= 0; got -1.0"]),
+        ("--delta", "nan", ["`--delta`", "nan"]),
+        ("--delta", "inf", ["`--delta`", "inf"]),
+        ("--delta", "fast", ["`--delta`", "'fast'"]),
+    ],
+)
+def test_bad_switches_or_delta(d3: Path, command: str, option: str, value: str, needles: list[str]) -> None:
+    opts = {"--switches": "2", "--delta": "0.1"}
+    opts[option] = value
+    args = [command, str(d3)] + [f"{k}={v}" for k, v in opts.items()]
+    assert_one_error_line(run(*args), *needles)
+
+
+def test_bad_switches_checked_before_reading_the_file(tmp_path: Path) -> None:
+    assert_one_error_line(run("schedule", tmp_path / "none.csv", "-s", "0", "-d", "0.1"), "`--switches`")
+
+
+def test_missing_demand_file(tmp_path: Path) -> None:
+    assert_one_error_line(
+        run("schedule", tmp_path / "none.csv", "-s", "2", "-d", "0.1"), "`demand` file not found"
+    )
+
+
+def test_unknown_file_type(tmp_path: Path) -> None:
+    p = tmp_path / "m.txt"
+    p.write_text("0,1\n1,0\n")
+    commands: list[list[str | Path]] = [
+        ["schedule", p, "-s", "2", "-d", "0.1"],
+        ["bound", p, "-s", "2", "-d", "0.1"],
+        ["validate", p, p],
+    ]
+    for cmd in commands:
+        assert_one_error_line(run(*cmd), "`demand` has unknown file type '.txt'", ".npy, .npz, .csv, .json")
+
+
+def test_unreadable_file_binary_garbage(tmp_path: Path) -> None:
+    p = tmp_path / "m.csv"
+    p.write_bytes(b"\x00\xff\xfe\x80 not text")
+    assert_one_error_line(run("schedule", p, "-s", "2", "-d", "0.1"), "`demand` file", "could not be read")
+
+
+def test_unreadable_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "m.csv").mkdir()
+    assert_one_error_line(run("bound", tmp_path / "m.csv", "-s", "2", "-d", "0.1"), "`demand` file")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a non-root POSIX user")
+def test_unreadable_file_permissions(d3: Path) -> None:
+    d3.chmod(0)
+    try:
+        assert_one_error_line(
+            run("schedule", d3, "-s", "2", "-d", "0.1"), "`demand` file", "could not be read"
+        )
+    finally:
+        d3.chmod(0o600)
+
+
+def test_unknown_algorithm_lists_the_valid_ones(d3: Path) -> None:
+    line = assert_one_error_line(
+        run("schedule", d3, "-s", "2", "-d", "0.1", "--algorithm", "nope"), "algorithm", "'nope'"
+    )
+    for name in algorithms():
+        assert name in line
+
+
+def test_missing_required_option_is_a_usage_error(d3: Path) -> None:
+    res = run("schedule", d3, "--switches", "2")
+    assert res.exit_code == 2
+    assert "--delta" in res.stderr and "Traceback" not in res.output
