@@ -361,3 +361,11 @@ def test_missing_required_option_is_a_usage_error(d3: Path) -> None:
     res = run("schedule", d3, "--switches", "2")
     assert res.exit_code == 2
     assert "--delta" in res.stderr and "Traceback" not in res.output
+
+
+def test_validate_against_the_fabric_delta(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    assert run("schedule", d3, "-s", "2", "-d", "0.1", "--out", out).exit_code == 0
+    assert run("validate", d3, out, "--delta", "0.1").exit_code == 0
+    res = run("validate", d3, out, "--delta", "0.3")
+    assert res.exit_code == 1 and "delta" in res.output

@@ -235,3 +235,13 @@ def test_invalid_demand_raises() -> None:
     s = sched((conf(0.5, 2.0, P1),))
     with pytest.raises(InvalidInputError, match="non-negative"):
         validate(s, [[0, -1, 0], [0, 0, 0], [0, 0, 0]])
+
+
+def test_fabric_delta_overrides_the_claimed_one() -> None:
+    d = [[0, 1], [1, 0]]
+    s = schedule(d, switches=1, delta=0.1)
+    assert validate(s, d, delta=0.1).ok
+    r = validate(s, d, delta=0.5)
+    assert [v.kind for v in r.violations] == ["delta", "timing"]
+    with pytest.raises(InvalidInputError, match="delta"):
+        validate(s, d, delta=-1.0)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched.errors import InvalidScheduleError
-from ocsched.model import Demand, Schedule, as_demand
+from ocsched.model import Demand, Schedule, as_demand, check_delta
 
 __all__ = ["ValidationReport", "Violation", "validate"]
 
@@ -74,6 +74,7 @@ def validate(
     schedule: Schedule,
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
+    delta: float | None = None,
     tol: float = TOL,
     max_violations: int = 1000,
 ) -> ValidationReport:
@@ -90,6 +91,9 @@ def validate(
         The schedule to check.
     demand : array_like, sparse matrix or Demand
         The demand it must serve.
+    delta : float, optional
+        The fabric's real reconfiguration delay, to check timing against instead of the delay the
+        schedule claims (a schedule that claims a smaller delay is then reported).
     tol : float
         Relative tolerance for serving and timing.
     max_violations : int
@@ -114,7 +118,12 @@ def validate(
     n = schedule.ports
     if n != dem.n:
         add("ports", f"schedule has {n} ports but the demand is {dem.n} x {dem.n}")
-    delta = schedule.delta
+    if delta is None:
+        delta = schedule.delta
+    else:
+        delta = check_delta(delta)
+        if schedule.delta < delta:
+            add("delta", f"schedule assumes delta {schedule.delta:.12g}, below the fabric's {delta:.12g}")
     if not (np.isfinite(delta) and delta >= 0):
         add("delta", f"schedule delta must be a finite number >= 0; got {delta!r}")
         delta = 0.0  # still check that configurations do not overlap

@@ -77,6 +77,9 @@ def validate_cmd(
     schedule_file: Annotated[
         Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)
     ],
+    delta: Annotated[
+        str | None, typer.Option("--delta", "-d", help="Check timing against this delay, not the file's own.")
+    ] = None,
 ) -> None:
     """Check a schedule file against a demand; exit 1 and list the violations if invalid."""
     from ocsched import io
@@ -84,7 +87,7 @@ def validate_cmd(
 
     dem = io.read_demand(demand)
     sched = io.read_schedule(schedule_file)
-    report = validate(sched, dem)
+    report = validate(sched, dem, delta=None if delta is None else parse_delta(delta))
     if report.ok:
         typer.echo(f"valid: makespan {report.makespan:.6g}, {sched.num_configurations} configurations")
         return
