@@ -157,7 +157,12 @@ def schedule(
         algorithm=algorithm,
         lower_bound=lower_bound(dem, switches=s, delta=d),
         splits=splits,
-        meta={"ocsched_version": __version__, "switches": s, "runtime_s": elapsed},
+        meta={
+            "ocsched_version": __version__,
+            "switches": s,
+            "seed": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
+            "runtime_s": elapsed,
+        },
     )
 
 
