@@ -11,20 +11,8 @@ import argparse
 import numpy as np
 
 import ocsched
-from ocsched.workloads import generate, normalize
+from ocsched.workloads import generate
 
-MOE8 = np.array(
-    [
-        [0, 4.14, 3.21, 3.27, 3.21, 3.25, 3.25, 3.21],
-        [3.20, 0, 4.10, 3.19, 3.17, 3.17, 3.20, 3.17],
-        [3.21, 3.16, 0, 4.16, 3.15, 3.17, 3.20, 3.16],
-        [3.27, 3.19, 3.22, 0, 4.16, 3.22, 3.25, 3.19],
-        [3.21, 3.17, 3.15, 3.23, 0, 4.13, 3.22, 3.17],
-        [3.25, 3.17, 3.17, 3.22, 3.19, 0, 4.17, 3.18],
-        [3.25, 3.20, 3.20, 3.25, 3.22, 3.23, 0, 4.14],
-        [4.15, 3.17, 3.16, 3.19, 3.17, 3.18, 3.20, 0],
-    ]
-)
 REFERENCE = {
     "spectra": {0.01: 0.086, 0.02: 0.104, 0.04: 0.139, 0.08: 0.209},
     "spectra-noeq": {0.01: 0.194, 0.02: 0.204, 0.04: 0.224, 0.08: 0.264},
@@ -35,7 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=20)
     args = parser.parse_args()
-    moe8 = normalize(MOE8)
+    moe8 = generate("moe8", normalized=True)
     s = ocsched.schedule(moe8, switches=4, delta=0.04)
     print(f"MoE8 s=4 delta=0.04: spectra {s.makespan:.4f} (reference ~0.351), bound {s.lower_bound:.4f}")
     print(f"\nStandard benchmark n=100 s=16, mean over {args.seeds} seeds (reference in brackets):")
