@@ -33,7 +33,9 @@ def main() -> None:
                     ocsched.validate(b, d).raise_if_invalid()
                     rows.append((a.makespan, b.makespan, a.lower_bound or 0.0))
                 sp, pk, lb = np.mean(rows, axis=0)
-                print(f"{name:<16}{s:>3}{delta:>7}{sp:>10.4f}{pk:>10.4f}{100 * (1 - pk / sp):>7.1f}%{lb:>9.4f}")
+                print(
+                    f"{name:<16}{s:>3}{delta:>7}{sp:>10.4f}{pk:>10.4f}{100 * (1 - pk / sp):>7.1f}%{lb:>9.4f}"
+                )
 
 
 if __name__ == "__main__":

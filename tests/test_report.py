@@ -1,0 +1,256 @@
+"""Tests of ocsched.report and the `ocsched report` / `ocsched plot` commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import ocsched
+from ocsched import io, report, sweep
+from ocsched.cli import app
+from ocsched.errors import InvalidInputError, OcschedError
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("matplotlib")
+
+runner = CliRunner()
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _row(
+    algorithm: str,
+    makespan: float | None,
+    *,
+    seed: int = 0,
+    s: int = 4,
+    delta: float = 0.04,
+    label: str = "x",
+    family: str = "f",
+    lb: float = 1.0,
+    options: str = "{}",
+) -> dict[str, Any]:
+    return dict(
+        family=family,
+        label=label,
+        workload="w",
+        options=options,
+        normalized=True,
+        link_gbps=None,
+        seed=seed,
+        switches=s,
+        delta=delta,
+        algorithm=algorithm,
+        ok=makespan is not None,
+        makespan=makespan,
+        lower_bound=lb,
+    )
+
+
+def test_ratios_are_per_matching_run() -> None:
+    rows = [
+        _row("spectra", 1.0, seed=0),
+        _row("baseline", 2.0, seed=0),
+        _row("spectra", 2.0, seed=1),
+        _row("baseline", 3.0, seed=1),
+        # Same seed, other delta: a separate instance; baseline missing there (no ratio).
+        _row("spectra", 4.0, seed=1, delta=0.08),
+    ]
+    t = report.summarize(rows)
+    assert t.header == ["family", "label", "runs", "failed", "spectra/LB", "baseline/spectra"]
+    # baseline/spectra over matched runs: 2/1 and 3/2 -> mean 1.75, max 2. spectra/LB: 1, 2, 4.
+    assert t.rows == [["f", "x", "5", "0", "2.333 (4.000)", "1.750 (2.000)"]]
+
+
+def test_failed_runs_are_counted_not_averaged() -> None:
+    rows = [
+        _row("spectra", 1.0),
+        _row("baseline", None),
+        _row("spectra", 1.5, seed=1),
+        _row("baseline", 3.0, seed=1),
+    ]
+    t = report.summarize(rows)
+    assert t.rows == [["f", "x", "4", "1", "1.250 (1.500)", "2.000 (2.000)"]]
+
+
+def test_families_labels_and_all_row_in_natural_order() -> None:
+    rows = []
+    for label, k in (("F n=16", 2.0), ("F n=8", 4.0)):
+        rows += [_row("spectra", 1.0, label=label), _row("naive", k, label=label)]
+    rows += [_row("spectra", 1.0, family="A", label="a"), _row("naive", 1.0, family="A", label="a")]
+    t = report.summarize(rows)
+    assert [r[:2] for r in t.rows] == [["A", "a"], ["f", "F n=8"], ["f", "F n=16"], ["f", "all"]]
+    assert t.rows[-1][-1] == "3.000 (4.000)"
+
+
+def test_without_spectra_ratios_are_to_the_bound() -> None:
+    t = report.summarize([_row("naive", 1.5, lb=1.0), _row("bvn", 1.2, lb=1.0)])
+    assert t.header[-2:] == ["bvn/LB", "naive/LB"]  # registry order of the plot styles
+    assert t.rows[0][-2:] == ["1.200 (1.200)", "1.500 (1.500)"]
+    assert report.plot_ratios([_row("naive", 1.5)], "unused") == []
+
+
+def test_table_formats() -> None:
+    t = report.summarize([_row("spectra", 1.0), _row("baseline", 2.0)])
+    md = t.markdown().splitlines()
+    assert md[0] == "| family | label | runs | failed | spectra/LB | baseline/spectra |"
+    assert md[1] == "| --- | --- | ---: | ---: | ---: | ---: |"
+    assert t.csv().splitlines()[1] == "f,x,2,0,1.000 (1.000),2.000 (2.000)"
+    lines = t.text().splitlines()
+    assert len({len(line) for line in lines[:2]}) == 1  # header and rule aligned
+
+
+def test_empty_results_raise() -> None:
+    with pytest.raises(InvalidInputError, match="no rows"):
+        report.summarize([])
+
+
+CONFIG: dict[str, Any] = {
+    "switches": [2, 4],
+    "delta": [0.02, 0.08],
+    "algorithms": ["spectra", "spectra-noeq"],
+    "workloads": [
+        {"name": "standard", "label": "S", "seeds": 2, "options": {"n": 12, "flows": 4}},
+        {
+            "name": "standard",
+            "label": "F",
+            "family": "flows",
+            "options": {"n": 12},
+            "grid": {"flows": [2, 4, 8]},
+            "delta": 0.04,
+        },
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("res") / "r"
+    sweep.run_sweep(CONFIG, out, workers=1)
+    return out
+
+
+def test_write_report_files_and_figures(results: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    table, written = report.write_report(results, out)
+    names = sorted(p.name for p in written)
+    assert names == sorted(
+        ["summary.txt", "summary.md", "summary.csv"]
+        + [f"{stem}.{ext}" for stem in ("delta-s", "flows-flows", "ratios") for ext in ("png", "pdf")]
+    )
+    assert (out / "summary.md").read_text() == table.markdown()
+    for p in written:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == PNG_MAGIC
+        if p.suffix == ".pdf":
+            assert p.read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(InvalidInputError, match="not empty"):
+        report.write_report(results, out)
+    report.write_report(results, out, force=True, figures=False)
+
+
+def test_plot_delta_needs_two_deltas(results: Path, tmp_path: Path) -> None:
+    rows = report.load_rows(results)
+    assert report.plot_delta(rows, tmp_path / "d", label="F flows=2") == []  # one delta only
+    assert report.plot_flows(rows, tmp_path / "f", family="S") == []  # no flows option set
+    paths = report.plot_delta(rows, tmp_path / "d", label="S", switches=(2,), formats=("png",))
+    assert [p.name for p in paths] == ["d.png"]
+
+
+def test_cli_report(results: Path, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["report", str(results)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].split() == [
+        "family",
+        "label",
+        "runs",
+        "failed",
+        "spectra/LB",
+        "spectra-noeq/spectra",
+    ]
+    res = runner.invoke(app, ["report", str(results), "--format", "markdown", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("| family |") and "wrote" in res.stdout
+    assert (tmp_path / "o" / "ratios.png").is_file()
+    res = runner.invoke(app, ["report", str(results), "--format", "html"])
+    assert res.exit_code == 2 and "--format must be" in res.stderr
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "no manifest.json" in res.stderr
+
+
+def _schedule_file(tmp_path: Path) -> Path:
+    d = [[0, 3, 1, 0], [1, 0, 3, 0], [3, 1, 0, 2], [0, 0, 2, 0]]
+    sched = ocsched.schedule(d, switches=2, delta=0.3)
+    return io.write_schedule(sched, tmp_path / "s.json")
+
+
+def test_plot_schedule_groups_pieces_and_refuses_overwrite(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sched = io.read_schedule(_schedule_file(tmp_path))
+    p = report.plot_schedule(sched, tmp_path / "g.png")
+    assert p.read_bytes()[:8] == PNG_MAGIC
+    assert plt.get_fignums() == []  # figure closed
+    with pytest.raises(InvalidInputError, match="already exists"):
+        report.plot_schedule(sched, p)
+    report.plot_schedule(sched, p, force=True)
+    with pytest.raises(InvalidInputError, match=r"\.png, \.pdf or \.svg"):
+        report.plot_schedule(sched, tmp_path / "g.jpg")
+
+
+def test_cli_plot(tmp_path: Path) -> None:
+    sfile = _schedule_file(tmp_path)
+    out = tmp_path / "gantt.png"
+    res = runner.invoke(app, ["plot", str(sfile), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    res = runner.invoke(app, ["plot", str(sfile), "--out", str(out)])
+    assert res.exit_code == 2 and "already exists" in res.stderr
+    res = runner.invoke(app, ["plot", str(tmp_path / "none.json"), "--out", str(tmp_path / "x.png")])
+    assert res.exit_code == 2 and "not found" in res.stderr
+
+
+def test_permutation_groups_match_circuit_sets() -> None:
+    from ocsched.workloads import generate
+
+    d = generate("standard", n=16, flows=4, seed=3, normalized=True)
+    sched = ocsched.schedule(d, switches=8, delta=0.02)
+    assert sched.splits > 0  # equalization split some permutations across switches
+    groups = report.permutation_groups(sched)
+    confs = [c for sw in sched.switches for c in sw]
+    flat = [g for sw in groups for g in sw]
+    assert len(flat) == len(confs)
+    for a in range(len(confs)):
+        for b in range(len(confs)):
+            same = bool((confs[a].perm == confs[b].perm).all())
+            assert (flat[a] == flat[b]) == same
+    assert max(flat) + 1 == len(confs) - sched.splits
+
+
+def test_by_splits_lines() -> None:
+    rows = [
+        _row("spectra", 1.0, s=4),
+        _row("baseline", 2.0, s=4),
+        _row("spectra", 1.0, s=16),
+        _row("baseline", 3.0, s=16),
+    ]
+    t = report.summarize(rows, by=["switches"])
+    assert t.header[:3] == ["family", "label", "switches"]
+    assert [r[2] for r in t.rows] == ["4", "16"]
+    assert [r[-1] for r in t.rows] == ["2.000 (2.000)", "3.000 (3.000)"]
+    with pytest.raises(InvalidInputError, match="`by` must name"):
+        report.summarize(rows, by=["algorithm"])
+
+
+def test_missing_matplotlib_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    rows = [_row("spectra", 1.0), _row("baseline", 2.0)]
+    assert report.summarize(rows).rows  # tables need no extra
+    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[plot\]'"):
+        report.plot_ratios(rows, tmp_path / "r")
