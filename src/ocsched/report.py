@@ -46,6 +46,7 @@ MATCH = ("family", "label", "workload", "options", "normalized", "link_gbps", "s
 #: Plot style per algorithm: (marker, line style, grey level) so figures read in black and white.
 STYLES: dict[str, tuple[str, Any, str]] = {
     "spectra": ("o", "-", "0.0"),
+    "spectra-pack": ("h", (0, (8, 2)), "0.15"),
     "spectra-noeq": ("s", "--", "0.25"),
     "baseline": ("^", "-.", "0.45"),
     "baseline-eclipse": ("v", ":", "0.35"),
@@ -252,7 +253,7 @@ def plot_delta(
     label: str,
     family: str | None = None,
     switches: Sequence[int] = (4, 16),
-    algorithms: Sequence[str] = ("spectra", "spectra-noeq", "baseline"),
+    algorithms: Sequence[str] = ("spectra", "spectra-pack", "spectra-noeq", "baseline"),
     formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
     """Plot mean makespan vs delta, one panel per switch count, for the runs of ``label``.
@@ -293,7 +294,7 @@ def plot_flows(
     family: str,
     delta: float = 0.04,
     switches: Sequence[int] = (4, 16),
-    algorithms: Sequence[str] = ("spectra", "spectra-noeq", "baseline"),
+    algorithms: Sequence[str] = ("spectra", "spectra-pack", "spectra-noeq", "baseline"),
     formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
     """Plot mean makespan vs the workload option ``flows`` (flows per port) at ``delta``.
