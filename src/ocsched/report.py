@@ -269,22 +269,7 @@ def plot_delta(
     deltas = sorted({r["delta"] for r in mine})
     if len(deltas) < 2 or not svals or not algs:
         return []
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(svals), figsize=(4.2 * len(svals), 3.4), squeeze=False)
-    for ax, s in zip(axes[0], svals, strict=True):
-        _series(ax, deltas, [r for r in mine if r["switches"] == s], "delta", algs)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(deltas, [f"{d:g}" for d in deltas])
-        ax.minorticks_off()
-        ax.set_xlabel("reconfiguration delay δ")
-        ax.set_title(f"{label}, s = {s}")
-    axes[0][0].set_ylabel("makespan (mean over seeds)")
-    axes[0][-1].legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    try:
-        return _save(fig, Path(out_stem), formats)
-    finally:
-        plt.close(fig)
+    return _panels(mine, deltas, "delta", svals, algs, "reconfiguration delay δ", label, out_stem, formats)
 
 
 def plot_flows(
@@ -311,15 +296,31 @@ def plot_flows(
     xs = sorted({r["flows_opt"] for r in mine})
     if len(xs) < 2 or not svals or not algs:
         return []
+    title = f"{family}, δ = {delta:g}"
+    return _panels(mine, xs, "flows_opt", svals, algs, "flows per port", title, out_stem, formats)
+
+
+def _panels(
+    rows: Sequence[Row],
+    xs: Sequence[float],
+    xkey: str,
+    svals: Sequence[int],
+    algs: Sequence[str],
+    xlabel: str,
+    title: str,
+    out_stem: str | os.PathLike[str],
+    formats: Sequence[str],
+) -> list[Path]:
+    """One panel per switch count: mean makespan of each algorithm against ``xkey`` (log2 axis)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(svals), figsize=(4.2 * len(svals), 3.4), squeeze=False)
     for ax, s in zip(axes[0], svals, strict=True):
-        _series(ax, xs, [r for r in mine if r["switches"] == s], "flows_opt", algs)
+        _series(ax, xs, [r for r in rows if r["switches"] == s], xkey, algs)
         ax.set_xscale("log", base=2)
-        ax.set_xticks(xs, [str(x) for x in xs])
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
         ax.minorticks_off()
-        ax.set_xlabel("flows per port")
-        ax.set_title(f"{family}, δ = {delta:g}, s = {s}")
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{title}, s = {s}")
     axes[0][0].set_ylabel("makespan (mean over seeds)")
     axes[0][-1].legend(fontsize=8, frameon=False)
     fig.tight_layout()
