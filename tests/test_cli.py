@@ -235,7 +235,7 @@ def test_demo_runs_without_arguments() -> None:
     lb = float(bound_lines[0].split()[-1])
     assert lb > 0
     assert all(float(row[1]) >= lb - 1e-4 for row in rows.values())  # printed with 4 decimals
-    assert "\nNext: " in out and "ocsched schedule" in out
+    assert "\nNext:\n" in out and "ocsched schedule" in out
 
 
 def test_demo_small_instance_and_bad_n() -> None:

@@ -172,7 +172,12 @@ def demo_cmd(
         )
     typer.echo(f"{'lower bound':<14}{lb:>10.4f}")
     typer.echo(
-        "\nNext: `ocsched algorithms` lists the schedulers; `ocsched schedule FILE --switches S --delta D "
-        "--out s.json` schedules your own matrix; `ocsched validate FILE s.json` checks a schedule; "
-        "`ocsched --help` shows every command. The README explains the model and the file formats."
+        "\nNext:\n"
+        "  ocsched algorithms                                  list the schedulers\n"
+        "  ocsched generate gpt32 --normalize --out d.npy      a workload (`ocsched workloads` lists them)\n"
+        "  ocsched schedule d.npy -s 16 -d 0.04 -o s.json      schedule a matrix (.npy/.npz/.csv/.json)\n"
+        "  ocsched validate d.npy s.json                       check a schedule file\n"
+        "  ocsched plot s.json --out s.png                     draw it\n"
+        "  ocsched sweep --preset quick --out results/quick    a small evaluation; then `ocsched report`\n"
+        "The README explains the model, the algorithms and the file formats."
     )
