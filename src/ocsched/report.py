@@ -212,11 +212,16 @@ def _slug(text: str) -> str:
 
 
 def _save(fig: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
+    """Lay out, write ``stem.<fmt>`` for each format, and close the figure (also on error)."""
     paths = []
-    for fmt in formats:
-        p = stem.with_suffix(f".{fmt}")
-        fig.savefig(p, dpi=150, bbox_inches="tight")
-        paths.append(p)
+    try:
+        fig.tight_layout()
+        for fmt in formats:
+            p = stem.with_suffix(f".{fmt}")
+            fig.savefig(p, dpi=150, bbox_inches="tight")
+            paths.append(p)
+    finally:
+        _pyplot().close(fig)
     return paths
 
 
@@ -323,11 +328,7 @@ def _panels(
         ax.set_title(f"{title}, s = {s}")
     axes[0][0].set_ylabel("makespan (mean over seeds)")
     axes[0][-1].legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    try:
-        return _save(fig, Path(out_stem), formats)
-    finally:
-        plt.close(fig)
+    return _save(fig, Path(out_stem), formats)
 
 
 def plot_ratios(
@@ -372,11 +373,7 @@ def plot_ratios(
         fontsize=7, frameon=False, ncol=min(len(series), 5), loc="upper left", bbox_to_anchor=(0, -0.16)
     )
     ax.grid(True, axis="y", color="0.85", linewidth=0.6)
-    fig.tight_layout()
-    try:
-        return _save(fig, Path(out_stem), formats)
-    finally:
-        plt.close(fig)
+    return _save(fig, Path(out_stem), formats)
 
 
 def write_report(
