@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched.algorithms import register
-from ocsched.assign import Assignment, equalize, greedy, loads, timeline
+from ocsched.assign import Assignment, loads, pack, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import spectra_decompose
 from ocsched.errors import InvalidInputError
@@ -188,11 +188,12 @@ def optimal_split(
     -----
     MILP with ``x[l, b] >= 0`` (length of l's piece on switch b) and binary ``y[l, b]`` (the
     piece exists): ``sum_b x[l, b] = w_l``, ``x[l, b] <= min(w_l, U - delta) y[l, b]``,
-    ``sum_l delta y[l, b] + x[l, b] <= T``; minimise T. U is the makespan of greedy placement
-    followed by :func:`ocsched.assign.equalize` (an upper bound, so ``T <= U`` and the big-M
-    constants are tight). Switches are identical, so loads are ordered ``load_0 >= load_1 >= ...``
-    (symmetry breaking); ``T >= (sum w + delta m) / s`` and ``T >= delta + max(w) / s`` (m positive
-    weights) are valid cuts. The result is never worse than greedy + equalize.
+    ``sum_l delta y[l, b] + x[l, b] <= T``; minimise T. U is the makespan of
+    :func:`ocsched.assign.pack` (greedy + equalize, or the bisection packing when shorter): an
+    upper bound, so ``T <= U`` and the big-M constants are tight. Switches are identical, so
+    loads are ordered ``load_0 >= load_1 >= ...`` (symmetry breaking); ``T >= (sum w + delta m)
+    / s`` and ``T >= delta + max(w) / s`` (m positive weights) are valid cuts. The result is
+    never worse than greedy + equalize, nor than packing.
 
     Examples
     --------
@@ -208,7 +209,7 @@ def optimal_split(
     tl = _check_time_limit(time_limit)
     pos = np.nonzero(w > 0)[0]
     # The heuristic answer: an incumbent, and the fallback if the solver fails.
-    heur, _ = equalize(greedy(w, s, d), d)
+    heur, _ = pack(w, s, d)
     heur = [[(l, x) for l, x in sw if x > 0] for sw in heur]
     ub = float(loads(heur, d).max(initial=0.0)) if pos.size else 0.0
     if pos.size == 0:
@@ -293,7 +294,9 @@ def optimal_split(
             if cand_ms < best_ms:
                 best, best_ms = cand, cand_ms
     if status not in ("optimal", "time_limit"):
-        log.warning("optimal_split: solver returned %r (%s); keeping greedy + equalize", status, res.message)
+        log.warning(
+            "optimal_split: solver returned %r (%s); keeping the packed placement", status, res.message
+        )
         dual = lb
     dual = min(dual, best_ms)
     return SplitResult(status, best_ms, best, dual, _gap(best_ms, dual))
