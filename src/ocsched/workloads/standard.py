@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import register
+from ocsched.workloads import check_int, check_number, register
 
 __all__ = ["standard"]
 
@@ -78,18 +78,13 @@ def standard(
     """
     from scipy.optimize import linear_sum_assignment
 
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise InvalidInputError(f"`n` must be an integer >= 1; got {n!r}")
-    if isinstance(flows, bool) or not isinstance(flows, int | np.integer) or flows < 1:
-        raise InvalidInputError(f"`flows` must be an integer >= 1; got {flows!r}")
+    n = check_int(n, "n")
+    flows = check_int(flows, "flows")
     if disjoint and flows > n - 1:
         raise InvalidInputError(f"`flows` must be at most n - 1 = {n - 1} when `disjoint`; got {flows}")
-    if not 0 <= small_fraction <= 1:
-        raise InvalidInputError(f"`small_fraction` must be in [0, 1]; got {small_fraction!r}")
-    if not 0 <= large_share <= 1:
-        raise InvalidInputError(f"`large_share` must be in [0, 1]; got {large_share!r}")
-    if not (np.isfinite(sigma) and sigma >= 0):
-        raise InvalidInputError(f"`sigma` must be a finite number >= 0; got {sigma!r}")
+    small_fraction = check_number(small_fraction, "small_fraction", high=1.0)
+    large_share = check_number(large_share, "large_share", high=1.0)
+    sigma = check_number(sigma, "sigma")
     gen = np.random.default_rng(rng)
     n_small = round(flows * small_fraction)
     n_large = flows - n_small
