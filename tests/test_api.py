@@ -17,6 +17,7 @@ def test_public_names() -> None:
             "InvalidInputError",
             "InvalidScheduleError",
             "OcschedError",
+            "SCHEDULERS",
             "Schedule",
             "ValidationReport",
             "__version__",

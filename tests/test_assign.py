@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocsched.assign import equalize, greedy, loads, pack, place, timeline
+from ocsched.decompose import Decomposition
 
 
 def test_greedy_is_lpt_with_lowest_index_ties() -> None:
@@ -50,10 +51,11 @@ def test_timeline_runs_largest_first_with_delta_before_each() -> None:
 
 def test_place_counts_splits() -> None:
     perms = np.array([[1, 0]])
-    confs, splits = place(perms, np.array([4.0]), 2, 0.0)
+    dec = Decomposition(perms, np.array([4.0]))
+    confs, splits = place(dec, switches=2, delta=0.0)
     assert splits == 1
     assert [c.duration for sw in confs for c in sw] == [2.0, 2.0]
-    confs, splits = place(perms, np.array([4.0]), 2, 0.0, balance=False)
+    confs, splits = place(dec, switches=2, delta=0.0, method="greedy")
     assert splits == 0 and len(confs[1]) == 0
 
 

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from ocsched import io, lower_bound, schedule, validate
-from ocsched.algorithms import algorithms
 from ocsched.cli import app
+from ocsched.schedulers import algorithms
 
 DATA = Path(__file__).parent / "data" / "core"
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])

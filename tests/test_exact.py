@@ -12,16 +12,17 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from typer.testing import CliRunner, Result
 
-import ocsched.exact as exact_mod
+import ocsched.schedulers as schedulers_mod
 from cases import CASES
 from ocsched import InvalidInputError, lower_bound, schedule, validate
-from ocsched.algorithms import ALGORITHMS, algorithms
 from ocsched.assign import equalize, greedy, loads
 from ocsched.cli import app
 from ocsched.decompose import spectra_decompose
-from ocsched.exact import maximal_matchings, optimal_split, random_instance, solve_exact
-from ocsched.model import Demand
+from ocsched.exact import maximal_matchings, optimal_split, solve_exact
+from ocsched.model import Demand, Schedule
+from ocsched.schedulers import SCHEDULERS, algorithms
 from ocsched.workloads import WORKLOADS, Workload
+from ocsched.workloads.random import random_instance
 
 # The MILP is solved to HiGHS's tolerances (relative gap 1e-9; absolute gap and feasibility
 # tolerances act at about 1e-8 relative after scaling), so "optimal" means optimal to 1e-7.
@@ -30,7 +31,7 @@ RTOL = 1e-7
 
 def heuristics() -> list[str]:
     algorithms()  # load the peer modules
-    return [a for a in ALGORITHMS if a != "exact"]
+    return [a for a in SCHEDULERS if a != "exact"]
 
 
 def tiny_instances(
@@ -177,10 +178,16 @@ def test_registered_scheduler_warns_at_time_limit(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     d, s, delta = HARD
-    monkeypatch.setattr(exact_mod, "DEFAULT_TIME_LIMIT", 0.2)
-    with caplog.at_level(logging.WARNING, logger="ocsched.exact"):
+    monkeypatch.setattr(schedulers_mod, "DEFAULT_TIME_LIMIT", 0.2)
+    with caplog.at_level(logging.WARNING, logger="ocsched.schedulers"):
         sched = schedule(d, switches=s, delta=delta, algorithm="exact")
     assert validate(sched, d).ok
+    # The solver's status and dual bound survive into the Schedule (and its JSON).
+    assert sched.status == "time_limit"
+    assert sched.dual_bound is not None and lower_bound(d, switches=s, delta=delta) <= sched.dual_bound
+    assert sched.dual_bound <= sched.makespan
+    back = Schedule.from_json(sched.to_json())
+    assert (back.status, back.dual_bound) == (sched.status, sched.dual_bound)
     assert any(
         "time_limit" in r.getMessage() and "best schedule found" in r.getMessage() for r in caplog.records
     )

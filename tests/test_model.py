@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from ocsched import schedule
+from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError
 from ocsched.model import (
     SCHEDULE_FORMAT,
@@ -21,8 +22,6 @@ from ocsched.model import (
     Demand,
     Schedule,
     as_demand,
-    check_delta,
-    check_switches,
 )
 
 # d3 = 2 * (0->1, 1->2, 2->0) + 1 * (0->2, 1->0, 2->1)

@@ -13,17 +13,13 @@ from numpy.typing import NDArray
 
 import ocsched
 from ocsched.decompose import spectra_decompose
+from ocsched.decompose._stuffing import quick_stuff
+from ocsched.decompose.bvn import bvn_slices
+from ocsched.decompose.eclipse import _eclipse_candidates, eclipse_decompose
+from ocsched.decompose.solstice import solstice_decompose, solstice_slices
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
-from ocsched.peers import (
-    _eclipse_candidates,
-    bvn_slices,
-    eclipse_decompose,
-    quick_stuff,
-    solstice_decompose,
-    solstice_slices,
-    split_schedule,
-)
+from ocsched.schedulers import split_schedule
 from ocsched.split import balanced_split, split_flows, split_share
 from strategies import deltas_for, demands, make_demand
 

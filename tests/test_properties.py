@@ -12,13 +12,11 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 import ocsched
-from ocsched.algorithms import ALGORITHMS
 from ocsched.assign import equalize, greedy, loads
+from ocsched.schedulers import SCHEDULERS
 from strategies import KINDS, deltas_for, demands, make_demand, switches
 
-HEURISTICS = (
-    sorted(name for name, a in ALGORITHMS.items() if a.max_ports is None) if ocsched.algorithms() else []
-)
+HEURISTICS = sorted(name for name, a in SCHEDULERS.items() if a.max_ports is None)
 REL = 1e-9  # float slack when comparing a makespan with a bound computed another way
 
 

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 import ocsched
 from ocsched import sweep
-from ocsched.algorithms import ALGORITHMS, Algorithm
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.model import Configuration
+from ocsched.schedulers import SCHEDULERS, Result, Scheduler
 from ocsched.workloads import generate
 
 pytest.importorskip("pyarrow")
@@ -221,19 +221,19 @@ def test_matrix_generated_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(calls) == len({r.instance for r in runs})
 
 
-def _broken(demand: Any, **kw: Any) -> Any:
+def _broken(demand: Any, switches: int, delta: float, rng: Any) -> Any:
     raise RuntimeError("boom")
 
 
-def _invalid(demand: Any, *, switches: int, delta: float, rng: Any = None) -> Any:
+def _invalid(demand: Any, switches: int, delta: float, rng: Any) -> Any:
     # One tiny configuration: serves almost nothing, so the schedule must be reported invalid.
     conf = Configuration.from_circuits(delta, 1e-6, [(0, 1)], ports=demand.n)
-    return ((conf,), *(() for _ in range(switches - 1))), 0
+    return Result(((conf,), *(() for _ in range(switches - 1))))
 
 
 def test_failures_are_recorded_not_numbers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(ALGORITHMS, "broken", Algorithm("broken", _broken, "raises"))
-    monkeypatch.setitem(ALGORITHMS, "invalid", Algorithm("invalid", _invalid, "serves nothing"))
+    monkeypatch.setitem(SCHEDULERS, "broken", Scheduler(_broken, "raises"))
+    monkeypatch.setitem(SCHEDULERS, "invalid", Scheduler(_invalid, "serves nothing"))
     cfg = {**CONFIG, "algorithms": ["spectra", "broken", "invalid"], "workloads": CONFIG["workloads"][:1]}
     summary = sweep.run_sweep(cfg, tmp_path / "r", workers=1)
     rows = _rows(tmp_path / "r")
@@ -438,7 +438,7 @@ def test_cli_sweep_errors(tmp_path: Path) -> None:
 
 
 def test_cli_sweep_exit_code_on_failures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(ALGORITHMS, "broken", Algorithm("broken", _broken, "raises"))
+    monkeypatch.setitem(SCHEDULERS, "broken", Scheduler(_broken, "raises"))
     cfg = tmp_path / "c.toml"
     cfg.write_text(_toml({**CONFIG, "algorithms": ["broken"], "workloads": CONFIG["workloads"][:1]}))
     res = runner.invoke(app, ["sweep", str(cfg), "--out", str(tmp_path / "r"), "-j", "1"])

@@ -16,8 +16,9 @@ import ocsched
 from ocsched import io
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError
+from ocsched.io import read_trace
 from ocsched.workloads import WORKLOADS, block_diagonal, generate, normalize, workloads
-from ocsched.workloads.coflow import coflow, coflow_matrix, read_trace
+from ocsched.workloads.coflow import coflow, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
 from ocsched.workloads.gpt import gpt, gpt32, gpt32_block
 from ocsched.workloads.moe import (
@@ -338,7 +339,7 @@ def test_moe_dirichlet_uses_the_calibrated_alpha() -> None:
 def test_packaged_trace_has_as_many_coflows_as_its_header() -> None:
     text = resources.files("ocsched.workloads").joinpath("data", "FB2010-1Hr-150-0.txt").read_text()
     ports, count = (int(x) for x in text.splitlines()[0].split())
-    trace = read_trace()
+    trace = packaged_trace()
     assert (trace.ports, len(trace.coflows)) == (ports, count) == (150, 526)
     assert len({c.id for c in trace.coflows}) == 526
 
@@ -364,12 +365,14 @@ def test_small_fixture_reads_like_the_trace() -> None:
     trace = read_trace(SMALL_TRACE)
     assert [c.id for c in trace.coflows] == [1, 2, 3, 5]
     for c in trace.coflows:
-        np.testing.assert_array_equal(coflow(path=str(SMALL_TRACE), id=c.id), coflow(id=c.id))
-    assert generate("coflow", path=str(SMALL_TRACE), rank=0).sum() == pytest.approx(62e6)  # coflow 5: 64 MB
+        np.testing.assert_array_equal(coflow(trace=read_trace(SMALL_TRACE), id=c.id), coflow(id=c.id))
+    assert io.generate("coflow", path=str(SMALL_TRACE), rank=0).sum() == pytest.approx(
+        62e6
+    )  # coflow 5: 64 MB
 
 
 def test_rank_orders_by_total_size() -> None:
-    trace = read_trace()
+    trace = packaged_trace()
     totals = sorted((c.total_mb for c in trace.coflows), reverse=True)
     for r in (0, 1, 5):
         d = coflow(rank=r)
@@ -384,7 +387,7 @@ def test_rank_orders_by_total_size() -> None:
 
 
 def test_window_sums_the_coflows_that_arrive_in_it() -> None:
-    trace = read_trace()
+    trace = packaged_trace()
     np.testing.assert_allclose(coflow(start_ms=0, end_ms=10834), coflow(id=1) + coflow(id=2))
     np.testing.assert_allclose(coflow(end_ms=10833), coflow(id=1))  # half-open [start, end)
     whole = coflow(start_ms=0)
@@ -428,7 +431,7 @@ def test_malformed_trace_names_file_and_line(
     bad.write_text(content)
     where = f"line {line}" if line else ""
     with pytest.raises(InvalidInputError, match=rf"bad_trace\.txt.*{where}.*{what}"):
-        coflow(path=str(bad), id=1)
+        coflow(trace=read_trace(bad), id=1)
 
 
 def test_coflow_option_errors(tmp_path: Path) -> None:
@@ -445,7 +448,7 @@ def test_coflow_option_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="`start_ms` must be <= `end_ms`"):
         coflow(start_ms=10, end_ms=5)
     with pytest.raises(InvalidInputError, match="`path`: coflow trace file not found"):
-        coflow(path=str(tmp_path / "missing.txt"))
+        read_trace(tmp_path / "missing.txt")
 
 
 # ---------------------------------------------------------------- option validation
@@ -480,9 +483,9 @@ def test_coflow_option_errors(tmp_path: Path) -> None:
             {"popularity": "dirichlet", "dirichlet_alpha": 0.0},
             "`dirichlet_alpha` must be a finite number",
         ),
-        (moe, {"zipf_a": -1.0}, "`zipf_a` must be a finite number in"),
+        (moe, {"zipf_a": -1.0}, "`zipf_a` must be a finite number >= 0"),
         (moe, {"tokens": 0}, "`tokens` must be an integer >= 1; got 0"),
-        (moe, {"combine": "yes"}, "`combine` must be a bool; got 'yes'"),
+        (moe, {"combine": "yes"}, "`combine` must be true or false; got 'yes'"),
     ],
 )
 def test_generators_validate_their_options(
@@ -497,7 +500,7 @@ def test_generate_rejects_unknown_names_and_options() -> None:
         generate("gpt4")
     with pytest.raises(InvalidInputError, match="workload 'moe8' has no option 'n'; its options are copies"):
         generate("moe8", n=3)
-    with pytest.raises(InvalidInputError, match="`link_gbps` must be a positive number; got 0"):
+    with pytest.raises(InvalidInputError, match="`link_gbps` must be a finite number > 0; got 0"):
         generate("moe", link_gbps=0)
 
 

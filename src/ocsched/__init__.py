@@ -8,15 +8,15 @@ True
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from ocsched.algorithms import algorithms, schedule
+from ocsched._version import __version__
 from ocsched.bounds import lower_bound
 from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
 from ocsched.model import Configuration, Demand, Schedule
+from ocsched.schedulers import SCHEDULERS, algorithms, schedule
 from ocsched.validate import ValidationReport, validate
 
 __all__ = [
+    "SCHEDULERS",
     "Configuration",
     "Demand",
     "InfeasibleError",

@@ -1,19 +1,43 @@
-"""Place weighted permutations on s parallel switches: greedy LPT, equalization, timeline.
+"""Place weighted permutations on s parallel switches: greedy LPT, equalization, packing, timeline.
 
 An *assignment* is, per switch, a list of pieces ``(l, length)``: permutation l held for
-``length``. A switch's load is the sum over its pieces of ``delta + length``.
+``length``. A switch's load is :func:`ocsched.timing.busy` of its pieces.
+
+Every placement method is an entry of :data:`PLACEMENTS`, reached through :func:`place`:
+
+============  =====================================================================================
+``greedy``    Spectra's step 2: largest first onto the least-loaded switch
+``equalize``  ``greedy`` then Spectra's step 3: split pieces until the loads are within delta
+``pack``      ``equalize``, then bisection on the makespan with best-fit packing if that ends earlier
+============  =====================================================================================
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._checks import check_choice
+from ocsched.decompose import Decomposition
 from ocsched.model import Configuration
+from ocsched.timing import busy, lay_out
 
-__all__ = ["Assignment", "equalize", "fill", "greedy", "loads", "pack", "place", "timeline"]
+__all__ = [
+    "PLACEMENTS",
+    "Assignment",
+    "Placement",
+    "equalize",
+    "fill",
+    "greedy",
+    "loads",
+    "pack",
+    "place",
+    "timeline",
+]
 
 log = logging.getLogger(__name__)
 
@@ -21,8 +45,8 @@ Assignment = list[list[tuple[int, float]]]
 
 
 def loads(assignment: Assignment, delta: float) -> NDArray[np.float64]:
-    """Return each switch's load: the sum of ``delta + length`` over its pieces."""
-    return np.array([sum(delta + w for _, w in sw) for sw in assignment], dtype=np.float64)
+    """Return each switch's load: :func:`~ocsched.timing.busy` over its pieces."""
+    return np.array([busy(sum(w for _, w in sw), len(sw), delta) for sw in assignment], dtype=np.float64)
 
 
 def greedy(weights: NDArray[np.float64], switches: int, delta: float) -> Assignment:
@@ -107,18 +131,18 @@ def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: flo
     eps = 1e-12 * max(1.0, float(horizon))
     for l in np.argsort(-np.asarray(weights), kind="stable"):
         left = float(weights[l])
-        fits = np.nonzero(room >= delta + left)[0]
+        fits = np.nonzero(room >= busy(left, 1, delta))[0]
         if fits.size:
             b = int(fits[np.argmin(room[fits])])
             out[b].append((int(l), left))
-            room[b] -= delta + left
+            room[b] -= busy(left, 1, delta)
             continue
         for b in np.argsort(-room, kind="stable"):
             if room[b] <= delta + eps or left <= 0:
                 break
             x = min(left, float(room[b]) - delta)
             out[int(b)].append((int(l), x))
-            room[b] -= delta + x
+            room[b] -= busy(x, 1, delta)
             left -= x
         if left > eps:
             return None
@@ -178,43 +202,73 @@ def timeline(
 ) -> tuple[tuple[Configuration, ...], ...]:
     """Turn an assignment into configurations: each switch runs its pieces largest first.
 
-    Each piece starts ``delta`` after the previous one ends (the first at ``delta``).
-    Zero-length pieces are dropped.
+    Starts follow :func:`~ocsched.timing.lay_out`. Zero-length pieces are dropped.
     """
     perms = np.array(perms, dtype=np.int64)  # private read-only copy shared by the configurations
     perms.flags.writeable = False
     result = []
     for sw in assignment:
-        t = 0.0
-        confs = []
-        for l, w in sorted(sw, key=lambda p: -p[1]):
-            if w <= 0:
-                continue
-            t += delta
-            confs.append(Configuration(t, w, perms[l]))
-            t += w
-        result.append(tuple(confs))
+        pieces = [(l, w) for l, w in sorted(sw, key=lambda p: -p[1]) if w > 0]
+        starts = lay_out((w for _, w in pieces), delta)
+        result.append(tuple(Configuration(t, w, perms[l]) for t, (l, w) in zip(starts, pieces, strict=True)))
     return tuple(result)
 
 
-def place(
-    perms: NDArray[np.int64],
-    weights: NDArray[np.float64],
-    switches: int,
-    delta: float,
-    *,
-    balance: bool = True,
-    packing: bool = False,
-) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
-    """Spectra's steps 2-4: greedy placement, optional equalization, then the timeline.
+@dataclass(frozen=True)
+class Placement:
+    """A registered placement method.
 
-    With ``packing``, :func:`pack` replaces the placement when it finds a shorter one.
-    Returns the per-switch configurations and the number of splits.
+    ``func(weights, switches, delta)`` returns ``(assignment, splits)``: the pieces on each
+    switch, and how many pieces there are beyond one per permutation.
     """
-    assignment = greedy(weights, switches, delta)
-    splits = 0
-    if balance:
-        assignment, splits = equalize(assignment, delta)
-    if packing:
-        assignment, splits = pack(weights, switches, delta, start=assignment)
-    return timeline(assignment, perms, delta), splits
+
+    func: Callable[[NDArray[np.float64], int, float], tuple[Assignment, int]]
+    description: str
+
+
+def _greedy(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
+    return greedy(weights, switches, delta), 0
+
+
+def _equalize(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
+    return equalize(greedy(weights, switches, delta), delta)
+
+
+PLACEMENTS: dict[str, Placement] = {
+    "greedy": Placement(_greedy, "largest first onto the least-loaded switch (Spectra's step 2)"),
+    "equalize": Placement(_equalize, "greedy, then split pieces until loads are within delta (steps 2-3)"),
+    "pack": Placement(pack, "equalize, or bisection on the makespan with best-fit packing if shorter"),
+}
+
+
+def place(
+    dec: Decomposition, *, switches: int, delta: float, method: str = "equalize"
+) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
+    """Place a decomposition on ``switches`` switches and lay out each switch's timeline.
+
+    Parameters
+    ----------
+    dec : Decomposition
+        Weighted permutations.
+    switches, delta
+        The fabric: number of switches and reconfiguration delay.
+    method : str
+        A key of :data:`PLACEMENTS`.
+
+    Returns
+    -------
+    configurations : tuple of tuple of Configuration
+        Per switch, its configurations in time order (:func:`timeline`).
+    splits : int
+        Pieces beyond one per permutation.
+
+    Examples
+    --------
+    >>> dec = Decomposition(np.array([[1, 0], [-1, -1]]), np.array([3.0, 0.0]))
+    >>> confs, splits = place(dec, switches=2, delta=0.5)
+    >>> [[(c.start, c.duration) for c in sw] for sw in confs], splits
+    ([[(0.5, 1.75)], [(0.5, 1.25)]], 1)
+    """
+    check_choice(method, "method", PLACEMENTS)
+    assignment, splits = PLACEMENTS[method].func(dec.weights, switches, delta)
+    return timeline(assignment, dec.perms, delta), splits

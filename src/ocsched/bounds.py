@@ -12,7 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched.model import Demand, as_demand, check_delta, check_switches
+from ocsched._checks import check_delta, check_switches
+from ocsched.model import Demand, as_demand
+from ocsched.timing import busy
 
 __all__ = ["degree_bound", "line_bound", "lower_bound", "refined_bound"]
 
@@ -46,7 +48,7 @@ def line_bound(demand: Demand, *, switches: int, delta: float) -> float:
     if demand.nnz == 0:
         return 0.0
     _, _, sums, counts = _lines(demand)
-    return float(((sums + delta * np.maximum(counts, switches)) / switches)[counts > 0].max())
+    return float((busy(sums, np.maximum(counts, switches), delta) / switches)[counts > 0].max())
 
 
 def degree_bound(demand: Demand, *, switches: int, delta: float) -> float:
@@ -60,7 +62,7 @@ def degree_bound(demand: Demand, *, switches: int, delta: float) -> float:
     >>> degree_bound(Demand.from_matrix([[0, 1, 1], [1, 0, 1], [1, 1, 0]]), switches=1, delta=0.5)
     1.0
     """
-    return math.ceil(demand.max_degree / switches) * delta
+    return float(busy(0.0, math.ceil(demand.max_degree / switches), delta))
 
 
 def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 1e-12) -> float:
@@ -92,7 +94,10 @@ def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 
     def feasible(t: float) -> bool:
         # (1 - 1e-12) keeps an exact fit (d_e == t - delta) from rounding up to 2 configurations.
         k = np.bincount(line, weights=np.ceil(vals / (t - d) * (1 - 1e-12)), minlength=sums.size)[used]
-        return bool(np.all(s * t >= sums[used] + d * np.maximum(k, s)) and np.all(t >= np.ceil(k / s) * d))
+        return bool(
+            np.all(s * t >= busy(sums[used], np.maximum(k, s), d))
+            and np.all(t >= busy(0.0, np.ceil(k / s), d))
+        )
 
     lo = max(line_bound(demand, switches=s, delta=d), degree_bound(demand, switches=s, delta=d), d)
     hi = max(lo, d + float(vals.max()))

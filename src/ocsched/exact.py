@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched.algorithms import register
-from ocsched.assign import Assignment, loads, pack, timeline
+from ocsched._checks import check_delta, check_switches, check_time_limit
+from ocsched.assign import Assignment, loads, pack, place, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import spectra_decompose
 from ocsched.errors import InvalidInputError
-from ocsched.model import Configuration, Demand, Schedule, as_demand, check_delta, check_switches
+from ocsched.model import Demand, Schedule, as_demand
+from ocsched.timing import busy
 
 __all__ = [
     "MAX_MATCHINGS",
@@ -39,7 +39,6 @@ __all__ = [
     "SplitResult",
     "maximal_matchings",
     "optimal_split",
-    "random_instance",
     "solve_exact",
 ]
 
@@ -47,13 +46,12 @@ log = logging.getLogger(__name__)
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
-Switches = tuple[tuple[Configuration, ...], ...]
 
-#: Largest n accepted by the registered ``"exact"`` scheduler.
+#: Largest n accepted by the ``"exact"`` scheduler.
 MAX_PORTS = 6
 #: :func:`solve_exact` refuses a demand whose support has more maximal matchings than this.
 MAX_MATCHINGS = 20_000
-#: Time limit (seconds) of the registered ``"exact"`` scheduler.
+#: Time limit (seconds) of the ``"exact"`` scheduler.
 DEFAULT_TIME_LIMIT = 60.0
 #: The MILP is scaled so that the incumbent makespan is this large: HiGHS's absolute tolerances
 #: (gap 1e-6, feasibility 1e-7) then become small relative ones.
@@ -133,14 +131,6 @@ def _gap(upper: float, lower: float) -> float:
     return max(0.0, (upper - lower) / upper) if upper > 0 else 0.0
 
 
-def _check_time_limit(time_limit: object) -> float | None:
-    if time_limit is None:
-        return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not float(time_limit) > 0:
-        raise InvalidInputError(f"`time_limit` must be a number > 0 or None; got {time_limit!r}")
-    return float(time_limit)
-
-
 def _milp_options(time_limit: float | None) -> Any:
     opts: dict[str, Any] = {"mip_rel_gap": 1e-9, "presolve": True}
     if time_limit is not None and math.isfinite(time_limit):
@@ -206,7 +196,7 @@ def optimal_split(
     w = _check_weights(weights)
     s = check_switches(switches)
     d = check_delta(delta)
-    tl = _check_time_limit(time_limit)
+    tl = check_time_limit(time_limit)
     pos = np.nonzero(w > 0)[0]
     # The heuristic answer: an incumbent, and the fallback if the solver fails.
     heur, _ = pack(w, s, d)
@@ -251,7 +241,7 @@ def optimal_split(
     # Loads: sum_l delta y + x - T <= 0, and the symmetry-breaking order load_b >= load_{b+1}.
     load = np.zeros((s, nv))
     b_of = np.tile(np.arange(s), m)
-    np.add.at(load, (b_of, iy), ds)
+    np.add.at(load, (b_of, iy), busy(0.0, 1, ds))  # the delay each piece adds to its switch
     np.add.at(load, (b_of, ix), 1.0)
     lt = load.copy()
     lt[:, 0] = -1.0
@@ -462,13 +452,11 @@ def solve_exact(
     >>> r.status, round(r.makespan, 6), round(r.dual_bound, 6)
     ('optimal', 3.75, 3.75)
     """
-    from ocsched.algorithms import schedule
-
     t_start = time.perf_counter()
     dem = as_demand(demand)
     s = check_switches(switches)
     d = check_delta(delta)
-    tl = _check_time_limit(time_limit)
+    tl = check_time_limit(time_limit)
     n = dem.n
     lb = lower_bound(dem, switches=s, delta=d)
     if dem.nnz == 0:
@@ -476,10 +464,10 @@ def solve_exact(
         return ExactResult("optimal", empty, 0.0, 0.0, 0.0, time.perf_counter() - t_start, 0)
     mats = maximal_matchings(dem)
     nm = mats.shape[0]
-    incumbent = schedule(dem, switches=s, delta=d, algorithm="spectra")
+    dec = spectra_decompose(dem)
+    incumbent = Schedule(ports=n, delta=d, switches=place(dec, switches=s, delta=d)[0], algorithm="spectra")
     # Spectra's permutations placed optimally: a tighter U shrinks the big-M constants and
     # strengthens the per-entry cuts; it is also the answer if the MILP finds nothing better.
-    dec = spectra_decompose(dem)
     split = optimal_split(dec.weights, s, d, time_limit=None if tl is None else 0.1 * tl)
     if split.makespan < incumbent.makespan:
         incumbent = Schedule(
@@ -561,7 +549,7 @@ def _solve_milp(
     add(sp.csr_array((nb, 1)), -sp.diags_array(np.tile(cap, s)).tocsr(), eye, -np.inf, 0.0)
     # Loads, and their order (symmetry breaking).
     per_sw = sp.kron(sp.eye_array(s), sp.csr_array(np.ones((1, nm)))).tocsr()
-    add(sp.csr_array(-np.ones((s, 1))), ds * per_sw, per_sw, -np.inf, 0.0)
+    add(sp.csr_array(-np.ones((s, 1))), busy(0.0, 1, ds) * per_sw, per_sw, -np.inf, 0.0)
     if s > 1:
         # Symmetry breaking: switches sorted by the first matching they hold (empty ones last),
         # y[b+1, k] <= sum_{j <= k} y[b, j].
@@ -613,7 +601,7 @@ def _repair(
     dur = np.where(y > 0.5, np.maximum(t, 0.0), 0.0)
     short = dem.values - inc @ dur.sum(axis=0)
     for e in np.nonzero(short > 0)[0]:
-        load = (np.where(dur > 0, delta + dur, 0.0)).sum(axis=1)
+        load = busy(dur.sum(axis=1), (dur > 0).sum(axis=1), delta)
         held = np.nonzero(inc[e] > 0)[0]
         # Prefer lengthening a configuration already held (no extra delay), on the least-loaded switch.
         on = [(float(load[b]), b, int(k)) for b in range(s) for k in held if dur[b, k] > 0]
@@ -622,55 +610,3 @@ def _repair(
         short = dem.values - inc @ dur.sum(axis=0)
     assignment: Assignment = [[(k, float(dur[b, k])) for k in range(nm) if dur[b, k] > 0] for b in range(s)]
     return Schedule(ports=dem.n, delta=delta, switches=timeline(assignment, mats, delta), algorithm="milp")
-
-
-@register(
-    "exact",
-    f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; best found after {DEFAULT_TIME_LIMIT:g} s)",
-    max_ports=MAX_PORTS,
-)
-def _exact(demand: Demand, *, switches: int, delta: float, rng: Any = None) -> tuple[Switches, int]:
-    res = solve_exact(demand, switches=switches, delta=delta, time_limit=DEFAULT_TIME_LIMIT)
-    if not res.optimal:
-        log.warning(
-            "exact: %s after %.1f s; returning the best schedule found (makespan %.6g, gap %.2g%%)",
-            res.status,
-            res.runtime,
-            res.makespan,
-            100 * res.gap,
-        )
-    return res.schedule.switches, 0
-
-
-# --------------------------------------------------------------------------------------------
-# A tiny-instance family for the gap command and tests.
-# --------------------------------------------------------------------------------------------
-
-
-def random_instance(
-    n: int, *, density: float = 0.5, rng: np.random.Generator | int | None = None
-) -> FloatArray:
-    """Return a random sparse n x n demand: each off-diagonal entry nonzero with probability ``density``.
-
-    Nonzeros are uniform on (0, 1]; the matrix is normalised so its largest line sum is 1. At
-    least one entry is nonzero.
-
-    Examples
-    --------
-    >>> d = random_instance(4, rng=0)
-    >>> d.shape, bool(d.diagonal().any()), round(float(max(d.sum(0).max(), d.sum(1).max())), 9)
-    ((4, 4), False, 1.0)
-    """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-        raise InvalidInputError(f"`n` must be an integer >= 2; got {n!r}")
-    if not isinstance(density, numbers.Real) or not 0 < density <= 1:
-        raise InvalidInputError(f"`density` must be in (0, 1]; got {density!r}")
-    gen = np.random.default_rng(rng)
-    mask = gen.random((n, n)) < density
-    np.fill_diagonal(mask, False)
-    if not mask.any():
-        i = int(gen.integers(n))
-        mask[i, (i + 1 + int(gen.integers(n - 1))) % n] = True
-    d = np.where(mask, 1.0 - gen.random((n, n)), 0.0)
-    top = max(float(d.sum(axis=0).max()), float(d.sum(axis=1).max()))
-    return d / top

@@ -1,4 +1,4 @@
-"""Read and write demand matrices and schedules: the only library module that opens files.
+"""Read and write demand matrices, schedules and traces: the only library module that opens files.
 
 Demand files, by suffix:
 
@@ -31,12 +31,16 @@ from numpy.typing import ArrayLike
 
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand, Schedule
+from ocsched.workloads import generate as _generate
+from ocsched.workloads.coflow import Trace, parse_trace
 
 __all__ = [
     "DEMAND_SUFFIXES",
     "check_writable",
+    "generate",
     "read_demand",
     "read_schedule",
+    "read_trace",
     "write_atomic",
     "write_demand",
     "write_schedule",
@@ -175,6 +179,8 @@ def write_atomic(
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would (umask applied).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
         if not force and p.exists():  # appeared meanwhile: still never overwrite
@@ -231,3 +237,44 @@ def read_schedule(path: str | os.PathLike[str], *, name: str = "schedule") -> Sc
         return Schedule.from_json(text)
     except InvalidInputError as exc:
         raise InvalidInputError(f"`{name}` file {p}: {exc}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read it: set, then restore at once
+    os.umask(mask)
+    return mask
+
+
+def read_trace(path: str | os.PathLike[str], *, name: str = "path") -> Trace:
+    """Read a coflow-benchmark trace file (format: :mod:`ocsched.workloads.coflow`).
+
+    Raises
+    ------
+    InvalidInputError
+        If the file is missing, unreadable or malformed (the message names the file and line).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"`{name}`: coflow trace file not found: {p}")
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"`{name}`: coflow trace file {p} could not be read: {exc}") from None
+    return parse_trace(text, str(p))
+
+
+def generate(name: str, **options: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """:func:`ocsched.workloads.generate`, with file options read here: ``path`` becomes ``trace``.
+
+    This is what the CLI and sweeps call, so ``--path`` / ``options = {path = ...}`` work for
+    the coflow workload while the generators themselves never open a file.
+
+    Examples
+    --------
+    >>> generate("moe8").shape
+    (8, 8)
+    """
+    path = options.pop("path", None)
+    if path is not None:
+        options["trace"] = read_trace(path)
+    return _generate(name, **options)

@@ -10,7 +10,6 @@ import json
 import logging
 import math
 import numbers
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -24,18 +23,19 @@ from ocsched.errors import InvalidInputError
 __all__ = [
     "SCHEDULE_FORMAT",
     "SCHEDULE_VERSION",
+    "STATUSES",
     "Configuration",
     "Demand",
     "Schedule",
     "as_demand",
-    "check_delta",
-    "check_switches",
 ]
 
 log = logging.getLogger(__name__)
 
 SCHEDULE_FORMAT = "ocsched.schedule"
 SCHEDULE_VERSION = 1
+#: How a schedule was found: a heuristic, or an exact solver's outcome.
+STATUSES = ("heuristic", "optimal", "time_limit", "infeasible", "unbounded", "error")
 #: Largest port count a schedule file may claim (far above any OCS radix; guards memory).
 MAX_PORTS = 1_000_000
 
@@ -213,42 +213,6 @@ def _check_dtype(dtype: np.dtype[Any], name: str) -> None:
         raise InvalidInputError(f"`{name}` must hold real numbers; got dtype {dtype}")
 
 
-def check_switches(switches: object, *, name: str = "switches") -> int:
-    """Return ``switches`` as an int, or raise if it is not an integer >= 1.
-
-    >>> check_switches(4)
-    4
-    """
-    if isinstance(switches, numbers.Integral) and not isinstance(switches, bool):
-        value = operator.index(switches)
-    elif (
-        isinstance(switches, numbers.Real)
-        and not isinstance(switches, bool)
-        and math.isfinite(float(switches))
-        and float(switches).is_integer()
-    ):
-        value = int(float(switches))  # 4.0 from a JSON or TOML file means 4
-    else:
-        raise InvalidInputError(f"`{name}` must be an integer >= 1; got {switches!r}")
-    if value < 1:
-        raise InvalidInputError(f"`{name}` must be an integer >= 1; got {switches!r}")
-    return value
-
-
-def check_delta(delta: object, *, name: str = "delta") -> float:
-    """Return ``delta`` as a float, or raise if it is not a finite number >= 0.
-
-    >>> check_delta(0.04)
-    0.04
-    """
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise InvalidInputError(f"`{name}` must be a finite number >= 0; got {delta!r}")
-    value = float(delta)
-    if not math.isfinite(value) or value < 0:
-        raise InvalidInputError(f"`{name}` must be a finite number >= 0; got {delta!r}")
-    return value
-
-
 @dataclass(frozen=True, eq=False)
 class Configuration:
     """One matching held on one switch from ``start`` for ``duration``.
@@ -323,6 +287,11 @@ class Schedule:
         How many extra pieces the equalization step created.
     meta : mapping
         Free-form provenance (parameters, ocsched version, run time).
+    status : str
+        How it was found: ``"heuristic"`` (the default), or an exact solver's ``"optimal"``,
+        ``"time_limit"``, ... (see :data:`STATUSES`).
+    dual_bound : float or None
+        A proved lower bound on the optimal makespan from the solver that built it, if any.
     """
 
     ports: int
@@ -332,6 +301,8 @@ class Schedule:
     lower_bound: float | None = None
     splits: int = 0
     meta: Mapping[str, Any] = field(default_factory=dict)
+    status: str = "heuristic"
+    dual_bound: float | None = None
 
     @property
     def makespan(self) -> float:
@@ -383,6 +354,11 @@ class Schedule:
                 for sw in self.switches
             ],
         }
+        # Written only when they say more than "a heuristic built it", so files stay as before.
+        if self.status != "heuristic":
+            out["status"] = self.status
+        if self.dual_bound is not None:
+            out["dual_bound"] = self.dual_bound
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
@@ -422,6 +398,10 @@ class Schedule:
         algorithm = _optional(data, "algorithm", str, "")
         splits = _optional(data, "splits", int, 0)
         meta = _optional(data, "meta", Mapping, {})
+        status = _optional(data, "status", str, "heuristic")
+        if status not in STATUSES:
+            raise InvalidInputError(f"schedule `status` must be one of {', '.join(STATUSES)}; got {status!r}")
+        dual = _optional(data, "dual_bound", numbers.Real, None)
         recorded = _optional(data, "makespan", numbers.Real, None)
         switches_raw = _field(data, "switches", list)
         switches = []
@@ -465,6 +445,8 @@ class Schedule:
             lower_bound=None if lb is None else float(lb),
             splits=splits,
             meta=dict(meta),
+            status=status,
+            dual_bound=None if dual is None else float(dual),
         )
         if recorded is not None and abs(float(recorded) - sched.makespan) > 1e-9 * max(1.0, sched.makespan):
             raise InvalidInputError(
@@ -498,6 +480,8 @@ class Schedule:
             and self.algorithm == other.algorithm
             and self.lower_bound == other.lower_bound
             and self.splits == other.splits
+            and self.status == other.status
+            and self.dual_bound == other.dual_bound
             and len(self.switches) == len(other.switches)
             and all(
                 len(a) == len(b) and all(x.same_as(y) for x, y in zip(a, b, strict=True))

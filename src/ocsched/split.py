@@ -13,8 +13,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._checks import check_choice, check_switches
 from ocsched.errors import InvalidInputError
-from ocsched.model import Demand, check_switches
+from ocsched.model import Demand
 
 __all__ = ["balanced_split", "split_flows", "split_share"]
 
@@ -82,16 +83,11 @@ def split_share(
     """
     if isinstance(share, bool) or not isinstance(share, int | float | np.floating) or not 0 < share < 1:
         raise InvalidInputError(f"`share` must be a number strictly between 0 and 1; got {share!r}")
-    _check_order(order)
+    check_choice(order, "order", _ORDERS)
     gen = np.random.default_rng(rng)
     y = demand.values * float(share)
     _cancel_cycles(demand, y, gen, order)
     return y
-
-
-def _check_order(order: object) -> None:
-    if order not in _ORDERS:
-        raise InvalidInputError(f"`order` must be one of {', '.join(map(repr, _ORDERS))}; got {order!r}")
 
 
 def _cancel(cycle: list[int], x: FloatArray, y: FloatArray, gen: np.random.Generator) -> set[int]:
@@ -208,7 +204,7 @@ def balanced_split(
     [2.0, 2.0, 2.0, 2.0, 2.0, 2.0]
     """
     s = check_switches(parts, name="parts")
-    _check_order(order)
+    check_choice(order, "order", _ORDERS)
     gen = np.random.default_rng(rng)
     out = np.zeros((s, demand.nnz))
     _split_into(demand, demand.values, s, gen, order, out, 0)

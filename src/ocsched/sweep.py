@@ -241,13 +241,10 @@ def expand(config: Mapping[str, Any]) -> list[RunSpec]:
     >>> len(runs), runs[0].workload, runs[0].options, len({r.key for r in runs})
     (6, 'standard', '{"n": 20}', 6)
     """
-    from ocsched.algorithms import ALGORITHMS, _load_all
-    from ocsched.model import check_delta, check_switches
+    from ocsched._checks import check_delta, check_switches
+    from ocsched.schedulers import SCHEDULERS as ALGORITHMS
     from ocsched.workloads import WORKLOADS
-    from ocsched.workloads import _load_all as _load_workloads
 
-    _load_all()
-    _load_workloads()
     unknown = sorted(set(config) - _TOP_KEYS)
     if unknown:
         raise InvalidInputError(
@@ -364,8 +361,8 @@ def run_batch(specs: Sequence[RunSpec]) -> list[dict[str, Any]]:
     schedule is validated; an invalid schedule or an exception is a row with ``ok=False``, the
     message in ``error`` and no makespan.
     """
-    from ocsched.algorithms import schedule
     from ocsched.model import Demand
+    from ocsched.schedulers import schedule
     from ocsched.validate import validate
     from ocsched.workloads import generate
 

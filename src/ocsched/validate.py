@@ -8,8 +8,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._checks import check_delta
 from ocsched.errors import InvalidScheduleError
-from ocsched.model import Demand, Schedule, as_demand, check_delta
+from ocsched.model import Demand, Schedule, as_demand
+from ocsched.timing import timing_violations
 
 __all__ = ["ValidationReport", "Violation", "validate"]
 
@@ -133,7 +135,10 @@ def validate(
     flat: list[NDArray[np.int64]] = []
     held: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
-        prev_end = 0.0
+        early = {
+            k: prev
+            for k, _, prev in timing_violations([(c.start, c.duration) for c in sw], delta, slack=scale_t)
+        }
         for k, c in enumerate(sw):
             where = f"switch {b} configuration {k}"
             # Timing first: a configuration with bad circuits still occupies its switch.
@@ -142,13 +147,12 @@ def validate(
                 continue
             if c.duration < 0:
                 add("duration", f"{where}: negative duration {c.duration}")
-            if c.start < prev_end + delta - scale_t:
+            if k in early:
                 add(
                     "timing",
-                    f"{where}: starts at {c.start:.12g}, before the previous end {prev_end:.12g} + delta "
+                    f"{where}: starts at {c.start:.12g}, before the previous end {early[k]:.12g} + delta "
                     f"{delta:.12g}",
                 )
-            prev_end = max(prev_end, c.end)
             perm = np.asarray(c.perm)
             if perm.shape != (n,):
                 add("matching", f"{where}: permutation has shape {perm.shape}, expected ({n},)")

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import typer
 
+from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError, OcschedError
-from ocsched.model import check_delta, check_switches
 
 app = typer.Typer(
     name="ocsched",

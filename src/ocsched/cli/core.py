@@ -42,7 +42,7 @@ def schedule_cmd(
 ) -> None:
     """Schedule a demand matrix and print makespan, lower bound and statistics."""
     from ocsched import io
-    from ocsched.algorithms import schedule
+    from ocsched.schedulers import schedule
 
     s, d = parse_switches(switches), parse_delta(delta)
     if out is not None:
@@ -123,7 +123,7 @@ def bound_cmd(demand: DemandArg, switches: SwitchesOpt, delta: DeltaOpt) -> None
 @cli_errors
 def algorithms_cmd() -> None:
     """List the schedulers with one-line descriptions."""
-    from ocsched.algorithms import algorithms
+    from ocsched.schedulers import algorithms
 
     algs = algorithms()
     width = max(len(k) for k in algs)
@@ -140,8 +140,8 @@ def demo_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the instance.")] = 0,
 ) -> None:
     """Schedule a built-in instance (the standard skewed benchmark) and compare with the lower bound."""
-    from ocsched.algorithms import algorithms, schedule
     from ocsched.model import Demand
+    from ocsched.schedulers import algorithms, schedule
     from ocsched.validate import validate
     from ocsched.workloads import generate
 

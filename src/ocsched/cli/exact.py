@@ -77,11 +77,13 @@ def gap_cmd(
     """
     import numpy as np
 
-    from ocsched.algorithms import ALGORITHMS, algorithms, schedule
-    from ocsched.exact import random_instance, solve_exact
+    from ocsched.exact import solve_exact
     from ocsched.model import Demand
+    from ocsched.schedulers import SCHEDULERS as ALGORITHMS
+    from ocsched.schedulers import algorithms, schedule
     from ocsched.validate import validate
     from ocsched.workloads import WORKLOADS, generate, workloads
+    from ocsched.workloads.random import random_instance
 
     sw_list = _split_list(switches, parse_switches)
     dl_list = _split_list(delta, parse_delta)

@@ -8,19 +8,27 @@ same format can be read instead. Format: line 1 is ``<ports> <coflows>``; each f
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._checks import check_int, check_number
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import check_int, check_number, register
 
-__all__ = ["BYTES_PER_MB", "TRACE_NAME", "Coflow", "Trace", "coflow", "coflow_matrix", "read_trace"]
+__all__ = [
+    "BYTES_PER_MB",
+    "TRACE_NAME",
+    "Coflow",
+    "Trace",
+    "coflow",
+    "coflow_matrix",
+    "packaged_trace",
+    "parse_trace",
+]
 
 #: The packaged trace's file name (under ``ocsched/workloads/data``).
 TRACE_NAME: Final = "FB2010-1Hr-150-0.txt"
@@ -64,44 +72,33 @@ class Trace:
     source: str
 
 
-def read_trace(path: str | os.PathLike[str] | None = None) -> Trace:
-    """Read a coflow-benchmark trace file (the packaged FB2010 trace when ``path`` is None).
+@cache
+def packaged_trace() -> Trace:
+    """Return the FB2010 trace that ships with the package (package data, parsed once).
 
-    Parameters
-    ----------
-    path : str or PathLike, optional
-        A trace file in the coflow-benchmark format (see the module docstring).
+    Examples
+    --------
+    >>> t = packaged_trace()
+    >>> t.ports, len(t.coflows), t.coflows[1].mappers, t.coflows[1].reducers
+    (150, 526, (104, 132), ((140, 48.0),))
+    """
+    text = resources.files("ocsched.workloads").joinpath("data", TRACE_NAME).read_text()
+    return parse_trace(text, f"<packaged {TRACE_NAME}>")
 
-    Returns
-    -------
-    Trace
+
+def parse_trace(text: str, source: str) -> Trace:
+    """Parse a coflow-benchmark trace (see the module docstring); ``source`` names it in errors.
+
+    Files are read by :func:`ocsched.io.read_trace`.
 
     Raises
     ------
     InvalidInputError
-        If the file is missing or malformed: the message names the file and the line (a header
-        that is not two positive integers, a line whose counts do not match its fields, a rack
-        outside ``0..ports-1``, a negative or non-numeric size or time, a repeated id, or a
-        number of coflow lines different from the header's).
-
-    Examples
-    --------
-    >>> t = read_trace()
-    >>> t.ports, len(t.coflows), t.coflows[1].mappers, t.coflows[1].reducers
-    (150, 526, (104, 132), ((140, 48.0),))
+        If the text is malformed: the message names the source and the line (a header that is
+        not two positive integers, a line whose counts do not match its fields, a rack outside
+        ``0..ports-1``, a negative or non-numeric size or time, a repeated id, or a number of
+        coflow lines different from the header's).
     """
-    if path is None:
-        source = f"<packaged {TRACE_NAME}>"
-        text = resources.files("ocsched.workloads").joinpath("data", TRACE_NAME).read_text()
-    else:
-        p = Path(path)
-        source = str(p)
-        if not p.is_file():
-            raise InvalidInputError(f"`path`: coflow trace file not found: {p}")
-        try:
-            text = p.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"`path`: coflow trace file {p} could not be read: {exc}") from None
     return _parse(text, source)
 
 
@@ -175,10 +172,9 @@ def coflow_matrix(flow: Coflow, ports: int) -> NDArray[np.float64]:
     return out
 
 
-@register("coflow", unit="bytes", description="Facebook coflow-benchmark trace: one coflow or a time window")
 def coflow(
     *,
-    path: str | os.PathLike[str] | None = None,
+    trace: Trace | None = None,
     id: int | None = None,  # the trace's own field name (and the CLI's --id)
     rank: int | None = None,
     start_ms: float | None = None,
@@ -202,8 +198,10 @@ def coflow(
 
     Parameters
     ----------
-    path : str or PathLike, optional
-        Trace file in the same format; default the packaged ``FB2010-1Hr-150-0.txt``.
+    trace : Trace, optional
+        A parsed trace (:func:`ocsched.io.read_trace` reads a file, and ``generate("coflow",
+        path=...)`` through :func:`ocsched.io.generate` does it for you); default the packaged
+        ``FB2010-1Hr-150-0.txt``.
     id : int, optional
         Coflow id to extract.
     rank : int, optional
@@ -245,7 +243,8 @@ def coflow(
     hi = np.inf if end_ms is None else check_number(end_ms, "end_ms", low=-np.inf)
     if lo > hi:
         raise InvalidInputError(f"`start_ms` must be <= `end_ms`; got {start_ms!r} > {end_ms!r}")
-    trace = read_trace(path)
+    if trace is None:
+        trace = packaged_trace()
     if window:
         out = np.zeros((trace.ports, trace.ports))
         for c in trace.coflows:

@@ -12,8 +12,9 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._checks import check_choice, check_int
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import block_diagonal, check_choice, check_int, register
+from ocsched.workloads._common import block_diagonal
 
 __all__ = ["PRESETS", "gpt", "gpt32", "gpt32_block"]
 
@@ -30,9 +31,6 @@ PRESETS: Final[dict[str, dict[str, int]]] = {
 }
 
 
-@register(
-    "gpt", unit="bytes", description="GPT training under TP x PP x DP, Megatron-style volumes per iteration"
-)
 def gpt(
     *,
     preset: str = "gpt3-1.3b",
@@ -201,9 +199,6 @@ def gpt32_block() -> NDArray[np.float64]:
     return np.asarray(out, dtype=np.float64)
 
 
-@register(
-    "gpt32", unit="time", description="The Spectra paper's 32-GPU GPT instance (TP=2, DP=4, PP=4); copies"
-)
 def gpt32(*, copies: int = 1) -> NDArray[np.float64]:
     """Return ``copies`` copies of the paper's GPT32 matrix on the block diagonal.
 

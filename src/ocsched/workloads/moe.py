@@ -14,8 +14,9 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._checks import check_bool, check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import block_diagonal, check_choice, check_int, check_number, register
+from ocsched.workloads._common import block_diagonal
 
 __all__ = [
     "MOE8",
@@ -171,9 +172,6 @@ def calibrate(target: float, *, experts: int, popularity: str) -> float:
     return math.exp(0.5 * (lo + hi))
 
 
-@register(
-    "moe", unit="bytes", description="MoE expert-parallel all-to-all: top-k routing, Gini-calibrated skew"
-)
 def moe(
     *,
     preset: str = "olmoe-1b-7b",
@@ -285,8 +283,7 @@ def moe(
     e = check_int(bytes_per_element, "bytes_per_element")
     fam = check_choice(popularity, "popularity", POPULARITIES)
     for flag, fname in ((shared_popularity, "shared_popularity"), (combine, "combine")):
-        if not isinstance(flag, bool | np.bool_):
-            raise InvalidInputError(f"`{fname}` must be a bool; got {flag!r}")
+        check_bool(flag, fname)
     if zipf_a is not None and fam != "zipf":
         raise InvalidInputError(f"`zipf_a` applies to popularity 'zipf' only; popularity is {fam!r}")
     if dirichlet_alpha is not None and fam != "dirichlet":
@@ -333,7 +330,6 @@ def moe(
     return out
 
 
-@register("moe8", unit="time", description="The Spectra paper's 8-GPU MoE all-to-all instance; copies")
 def moe8(*, copies: int = 1) -> NDArray[np.float64]:
     """Return ``copies`` copies of the paper's MoE8 matrix (:data:`MOE8`) on the block diagonal.
 

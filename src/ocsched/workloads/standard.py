@@ -5,17 +5,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._checks import check_bool, check_int, check_number
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import check_int, check_number, register
 
 __all__ = ["standard"]
 
 
-@register(
-    "standard",
-    unit="time",
-    description="Solstice/Eclipse skewed benchmark: few large, many small flows per port",
-)
 def standard(
     *,
     n: int = 100,
@@ -80,6 +75,7 @@ def standard(
 
     n = check_int(n, "n")
     flows = check_int(flows, "flows")
+    disjoint = check_bool(disjoint, "disjoint")
     if disjoint and flows > n - 1:
         raise InvalidInputError(f"`flows` must be at most n - 1 = {n - 1} when `disjoint`; got {flows}")
     small_fraction = check_number(small_fraction, "small_fraction", high=1.0)
