@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup lint typecheck pytest slow bench clean
+.PHONY: demo test setup lint typecheck layers pytest slow bench clean
 
 $(BIN)/ocsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,7 +16,7 @@ setup: $(BIN)/ocsched
 demo: setup
 	$(BIN)/ocsched demo
 
-test: setup lint typecheck pytest
+test: setup lint typecheck layers pytest
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
@@ -24,6 +24,9 @@ lint: setup
 
 typecheck: setup
 	$(BIN)/mypy
+
+layers: setup
+	$(BIN)/lint-imports
 
 pytest: setup
 	$(BIN)/pytest -q

@@ -1,7 +1,7 @@
-"""Lower bounds on the makespan: no valid schedule can finish earlier.
+"""Line bounds: each looks at one line (row or column) at a time.
 
-All bounds look at one line (row or column) at a time. For a line, ``r`` is its sum, ``k`` its
-number of nonzeros and ``d_e`` its entries. The bound of the instance is the maximum over lines.
+For a line, ``r`` is its sum, ``k`` its number of nonzeros and ``d_e`` its entries. The bound of
+the instance is the maximum over lines.
 """
 
 from __future__ import annotations
@@ -9,14 +9,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from ocsched._checks import check_delta, check_switches
-from ocsched.model import Demand, as_demand
+from ocsched.model import Demand
 from ocsched.timing import busy
 
-__all__ = ["degree_bound", "line_bound", "lower_bound", "refined_bound"]
+__all__ = ["degree_bound", "line_bound", "refined_bound"]
 
 
 def _lines(
@@ -113,40 +111,3 @@ def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 
         else:
             lo = mid
     return lo
-
-
-def lower_bound(
-    demand: ArrayLike | sp.sparray | sp.spmatrix | Demand, *, switches: int, delta: float
-) -> float:
-    """Return a makespan that no valid schedule can beat.
-
-    The maximum of :func:`line_bound`, :func:`degree_bound` and :func:`refined_bound` (which
-    dominates the other two; they are kept as cross-checks). Each docstring holds its proof.
-
-    Parameters
-    ----------
-    demand : array_like, sparse matrix or Demand
-        n x n non-negative demand.
-    switches : int
-        Number of parallel switches s >= 1.
-    delta : float
-        Reconfiguration delay >= 0.
-
-    Returns
-    -------
-    float
-        The bound (0 for an all-zero demand).
-
-    Examples
-    --------
-    >>> round(lower_bound([[0, 1], [1, 0]], switches=2, delta=0.1), 9)
-    0.6
-    """
-    dem = as_demand(demand)
-    s = check_switches(switches)
-    d = check_delta(delta)
-    return max(
-        line_bound(dem, switches=s, delta=d),
-        degree_bound(dem, switches=s, delta=d),
-        refined_bound(dem, switches=s, delta=d),
-    )
