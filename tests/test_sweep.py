@@ -221,14 +221,14 @@ def test_matrix_generated_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(calls) == len({r.instance for r in runs})
 
 
-def _broken(demand: Any, switches: int, delta: float, rng: Any) -> Any:
+def _broken(demand: Any, fabric: Any, rng: Any) -> Any:
     raise RuntimeError("boom")
 
 
-def _invalid(demand: Any, switches: int, delta: float, rng: Any) -> Any:
+def _invalid(demand: Any, fabric: Any, rng: Any) -> Any:
     # One tiny configuration: serves almost nothing, so the schedule must be reported invalid.
-    conf = Configuration.from_circuits(delta, 1e-6, [(0, 1)], ports=demand.n)
-    return Result(((conf,), *(() for _ in range(switches - 1))))
+    conf = Configuration.from_circuits(fabric.deltas[0], 1e-6, [(0, 1)], ports=demand.n)
+    return Result(((conf,), *(() for _ in range(fabric.size - 1))))
 
 
 def test_failures_are_recorded_not_numbers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

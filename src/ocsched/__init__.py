@@ -11,6 +11,7 @@ from __future__ import annotations
 from ocsched._version import __version__
 from ocsched.bounds import lower_bound
 from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
+from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.schedulers import SCHEDULERS, algorithms, schedule
 from ocsched.validate import ValidationReport, validate
@@ -19,11 +20,15 @@ __all__ = [
     "SCHEDULERS",
     "Configuration",
     "Demand",
+    "Fabric",
     "InfeasibleError",
     "InvalidInputError",
     "InvalidScheduleError",
+    "LinkDown",
     "OcschedError",
     "Schedule",
+    "Switch",
+    "SwitchDown",
     "ValidationReport",
     "__version__",
     "algorithms",

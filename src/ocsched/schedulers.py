@@ -26,10 +26,21 @@ from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_TIME_LIMIT, MAX_PORTS, solve_exact
+from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.split import Order, balanced_split, split_flows
 
-__all__ = ["SCHEDULERS", "Result", "Scheduler", "algorithms", "schedule", "split_schedule"]
+__all__ = [
+    "FEATURES",
+    "SCHEDULERS",
+    "Result",
+    "Scheduler",
+    "algorithms",
+    "as_fabric",
+    "fabric_features",
+    "schedule",
+    "split_schedule",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +70,10 @@ class Result:
     dual_bound: float | None = None
 
 
-SchedulerFn = Callable[[Demand, int, float, RngLike], Result]
+SchedulerFn = Callable[[Demand, Fabric, RngLike], Result]
+
+#: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
+FEATURES = ("heterogeneous", "failures", "partial")
 
 
 @dataclass(frozen=True)
@@ -69,24 +83,28 @@ class Scheduler:
     Attributes
     ----------
     run : callable
-        ``run(demand, switches, delta, rng) -> Result`` on a validated demand.
+        ``run(demand, fabric, rng) -> Result`` on a validated demand and fabric.
     description : str
         One line for listings.
     max_ports : int or None
         Larger demands are refused (the exact solver).
+    supports : frozenset of str
+        Fabric features (:data:`FEATURES`) it handles; others are refused with a clear error.
     """
 
     run: SchedulerFn
     description: str
     max_ports: int | None = None
+    supports: frozenset[str] = frozenset()
 
 
 def pipeline(decomposer: str, placement: str) -> SchedulerFn:
     """Return a scheduler that decomposes with ``decomposer`` and places with ``placement``."""
 
-    def run(demand: Demand, switches: int, delta: float, rng: RngLike) -> Result:
+    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+        delta = fabric.deltas[0]
         dec = decompose(demand, method=decomposer, delta=delta)
-        return Result(*place(dec, switches=switches, delta=delta, method=placement))
+        return Result(*place(dec, switches=fabric.size, delta=delta, method=placement))
 
     return run
 
@@ -154,20 +172,21 @@ def split_schedule(
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
-    def run(demand: Demand, switches: int, delta: float, rng: RngLike) -> Result:
-        return Result(*split_schedule(demand, switches=switches, delta=delta, rng=rng, method=method))
+    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+        sched = split_schedule(demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method)
+        return Result(*sched)
 
     return run
 
 
-def _naive(demand: Demand, switches: int, delta: float, rng: RngLike) -> Result:
+def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     """Spectra's decomposition of D/s, the same single-switch schedule on every switch."""
-    one = _single_switch(decompose(demand.scaled(1.0 / switches)), delta)
-    return Result((one,) * switches)
+    one = _single_switch(decompose(demand.scaled(1.0 / fabric.size)), fabric.deltas[0])
+    return Result((one,) * fabric.size)
 
 
-def _exact(demand: Demand, switches: int, delta: float, rng: RngLike) -> Result:
-    res = solve_exact(demand, switches=switches, delta=delta, time_limit=DEFAULT_TIME_LIMIT)
+def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    res = solve_exact(demand, switches=fabric.size, delta=fabric.deltas[0], time_limit=DEFAULT_TIME_LIMIT)
     if res.status not in ("optimal", "time_limit"):
         raise InfeasibleError(f"exact solver ended with status {res.status!r} and no schedule")
     if not res.optimal:
@@ -229,11 +248,45 @@ def algorithms() -> dict[str, str]:
     return {k: a.description for k, a in SCHEDULERS.items()}
 
 
+def fabric_features(fabric: Fabric) -> set[str]:
+    """Return the :data:`FEATURES` a fabric uses.
+
+    >>> sorted(fabric_features(Fabric.uniform(2, 0.1)))
+    []
+    """
+    out = set()
+    if len(set(fabric.switches)) > 1 or any(r != 1.0 for r in fabric.rates):
+        out.add("heterogeneous")
+    if fabric.down or fabric.failed_links:
+        out.add("failures")
+    if fabric.model == "partial":
+        out.add("partial")
+    return out
+
+
+def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | None = None) -> Fabric:
+    """Return the fabric of ``schedule()``'s arguments: ``fabric=``, or ``switches=`` and ``delta=``.
+
+    >>> as_fabric(2, 0.1).size
+    2
+    """
+    if fabric is not None:
+        if switches is not None or delta is not None:
+            raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
+        if not isinstance(fabric, Fabric):
+            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
+        return fabric
+    if switches is None or delta is None:
+        raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
+    return Fabric.uniform(check_switches(switches), check_delta(delta))
+
+
 def schedule(
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
-    switches: int,
-    delta: float,
+    switches: int | None = None,
+    delta: float | None = None,
+    fabric: Fabric | None = None,
     algorithm: str = "spectra",
     rng: RngLike = None,
 ) -> Schedule:
@@ -245,9 +298,11 @@ def schedule(
         n x n non-negative, finite demand; ``demand[i, j]`` is the time to send i -> j at one
         link's line rate. Diagonal entries (local traffic) are dropped with a warning.
     switches : int
-        Number of parallel switches s >= 1.
+        Number of parallel switches s >= 1 (the shortcut for ``Fabric.uniform(switches, delta)``).
     delta : float
         Reconfiguration delay >= 0, in the unit of ``demand``.
+    fabric : Fabric, optional
+        The general form: per-switch delays and rates, failures, the reconfiguration model.
     algorithm : str
         A key of :data:`SCHEDULERS` (see :func:`algorithms`).
     rng : Generator, int or None
@@ -273,17 +328,25 @@ def schedule(
     (2.75, 3, 2.75, 'heuristic')
     """
     dem = as_demand(demand)
-    s = check_switches(switches)
-    d = check_delta(delta)
+    fab = as_fabric(switches, delta, fabric)
+    fab.check_ports(dem.n)
     if algorithm not in SCHEDULERS:
         raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(SCHEDULERS)}")
-    limit = SCHEDULERS[algorithm].max_ports
-    if limit is not None and dem.n > limit:
+    sch = SCHEDULERS[algorithm]
+    if sch.max_ports is not None and dem.n > sch.max_ports:
         raise InvalidInputError(
-            f"algorithm {algorithm!r} supports at most {limit} ports; `demand` has {dem.n}"
+            f"algorithm {algorithm!r} supports at most {sch.max_ports} ports; `demand` has {dem.n}"
         )
+    missing = fabric_features(fab) - sch.supports
+    if missing:
+        can = ", ".join(sorted(sch.supports)) or "identical all-stop switches without failures only"
+        raise InvalidInputError(
+            f"algorithm {algorithm!r} does not support {', '.join(sorted(missing))} fabrics "
+            f"(it supports: {can})"
+        )
+    s, d = fab.size, fab.deltas[0]
     t0 = time.perf_counter()
-    res = SCHEDULERS[algorithm].run(dem, s, d, rng)
+    res = sch.run(dem, fab, rng)
     elapsed = time.perf_counter() - t0
     return Schedule(
         ports=dem.n,
