@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numpy.typing import NDArray
 
+from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
+
 KINDS = ("dense", "sparse", "skewed", "perm_sum", "single", "zero", "one_by_one", "ties", "wide_range")
 
 
@@ -90,3 +92,63 @@ def deltas_for(demand: NDArray[np.float64]) -> st.SearchStrategy[float]:
 
 
 switches = st.integers(1, 8)
+
+
+@st.composite
+def line_entries(draw: st.DrawFn, max_k: int = 6) -> NDArray[np.float64]:
+    """The positive entries of one line (1..max_k of them), equal ones likely (packing is hardest there)."""
+    base = draw(st.floats(0.05, 1.0))
+    k = draw(st.integers(1, max_k))
+    scale = st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.1]) | st.floats(0.01, 3.0)
+    return np.array([base * draw(scale) for _ in range(k)], dtype=np.float64)
+
+
+@st.composite
+def fabrics(
+    draw: st.DrawFn,
+    n: int,
+    top: float,
+    *,
+    max_switches: int = 5,
+    failures: bool = True,
+    models: tuple[str, ...] = ("all-stop", "partial"),
+) -> Fabric:
+    """A fabric for an n-port demand whose largest entry is ``top``: mixed delays, rates in [0.25, 4],
+    down windows and failed links (never every link of a port), either model."""
+    s = draw(st.integers(1, max_switches))
+    scale = top or 1.0
+    deltas = [draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5, 3.0])) * scale for _ in range(s)]
+    rates = [draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, 4.0])) for _ in range(s)]
+    down: list[SwitchDown] = []
+    links: list[LinkDown] = []
+    if failures and s > 1:
+        for b in draw(st.lists(st.integers(0, s - 1), max_size=2, unique=True)):
+            if b == 0:
+                continue  # switch 0 stays up and fully linked, so every demand stays servable
+            a = draw(st.sampled_from([0.0, 0.3, 1.0, 2.0])) * scale
+            length = draw(st.sampled_from([0.1, 1.0, float("inf")]))
+            down.append(SwitchDown(b, a, a + length * scale if np.isfinite(length) else float("inf")))
+        for _ in range(draw(st.integers(0, 3))):
+            links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(1, s - 1))))
+    model = draw(st.sampled_from(models))
+    return Fabric(
+        tuple(Switch(d, r) for d, r in zip(deltas, rates, strict=True)), tuple(down), tuple(links), model
+    )
+
+
+@st.composite
+def iterations(
+    draw: st.DrawFn, max_phases: int = 4, max_n: int = 6
+) -> tuple[list[NDArray[np.float64]], list[float]]:
+    """Phases of one size n with gaps: some repeat the previous matrix, gaps are 0, small or large."""
+    n = draw(st.integers(2, max_n))
+    k = draw(st.integers(1, max_phases))
+    mats: list[NDArray[np.float64]] = []
+    for _ in range(k):
+        if mats and draw(st.booleans()):
+            mats.append(mats[-1].copy())  # a recurring phase (TP ring, pipeline send)
+        else:
+            kind = draw(st.sampled_from([kd for kd in KINDS if kd != "one_by_one"]))
+            mats.append(make_demand(kind, n, draw(st.integers(0, 2**32 - 1))))
+    gaps = [draw(st.sampled_from([0.0, 0.0, 0.01, 0.3, 2.0])) for _ in range(k)]
+    return mats, gaps

@@ -270,7 +270,7 @@ def test_demo_shows_baseline_in_a_fresh_process() -> None:
         ("negative.csv", ["`demand", "non-negative", "[0, 1] = -1.0"]),
         ("nan.csv", ["`demand", "finite", "[0, 1] = nan"]),
         ("inf.csv", ["`demand", "finite", "[0, 1] = inf"]),
-        ("ragged.csv", ["`demand` file", "could not be read"]),
+        ("ragged.csv", ["`demand`", "ragged.csv", "row 1 has 2 values"]),
         ("nonnumeric.csv", ["`demand` file", "could not be read"]),
         ("truncated.json", ["`demand` file", "could not be read"]),
         ("garbage.npz", ["`demand` file", "could not be read"]),
@@ -288,11 +288,16 @@ def test_bad_demand_file(tmp_path: Path, fname: str, needles: list[str]) -> None
 @pytest.mark.parametrize(
     ("option", "value", "needles"),
     [
-        ("--switches", "0", ["`--switches` must be an integer >= 1; got 0"]),
-        ("--switches", "-3", ["`--switches` must be an integer >= 1; got -3"]),
-        ("--switches", "2.5", ["`--switches` must be an integer >= 1; got '2.5'"]),
+        ("--switches", "0", ["`--switches` must be greater than or equal to 1; got '0'"]),
+        ("--switches", "-3", ["`--switches` must be greater than or equal to 1; got '-3'"]),
+        ("--switches", "2.5", ["`--switches` must be a valid integer", "got '2.5'"]),
         ("--switches", "two", ["`--switches`", "'two'"]),
-        ("--delta", "-1", ["`--delta` must be a finite number >= 0; got -1.0"]),
+        (
+            "--switches",
+            "1" * 30,
+            [f"`--switches` must be less than or equal to {io.MAX_SWITCHES}", "got '111"],
+        ),
+        ("--delta", "-1", ["`--delta` must be finite numbers >= 0", "got '-1'"]),
         ("--delta", "nan", ["`--delta`", "nan"]),
         ("--delta", "inf", ["`--delta`", "inf"]),
         ("--delta", "fast", ["`--delta`", "'fast'"]),
@@ -369,3 +374,145 @@ def test_validate_against_the_fabric_delta(d3: Path, tmp_path: Path) -> None:
     assert run("validate", d3, out, "--delta", "0.1").exit_code == 0
     res = run("validate", d3, out, "--delta", "0.3")
     assert res.exit_code == 1 and "delta" in res.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed options, --version, -h, export, port names (issues 8 and 13)
+# ---------------------------------------------------------------------------------------------
+
+
+def wide(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+
+
+def test_version_and_short_help() -> None:
+    from ocsched._version import __version__
+
+    res = run("--version")
+    assert res.exit_code == 0 and res.stdout.strip() == f"ocsched {__version__}"
+    res = wide("schedule", "-h")
+    assert res.exit_code == 0
+    for word in ("--switches", "--delta", "--algorithm", "spectra-pack", "1<=x<=", "x>=0"):
+        assert word in res.stdout, word
+
+
+def test_help_lists_choices() -> None:
+    assert "circuits-parquet" in wide("export", "-h").stdout
+    assert "moe8" in wide("generate", "-h").stdout
+
+
+def test_cli_package_imports_its_commands_by_name() -> None:
+    # No importlib registry: every command module is imported explicitly.
+    source = (Path(__file__).parent.parent / "src" / "ocsched" / "cli" / "__init__.py").read_text()
+    assert "importlib" not in source and "pkgutil" not in source
+    names = {c.name for c in app.registered_commands}
+    assert {"schedule", "validate", "bound", "export", "generate", "workloads"} <= names
+
+
+def test_validate_reports_an_input_port_used_twice(d3: Path, tmp_path: Path) -> None:
+    doc = {
+        "format": "ocsched.schedule",
+        "version": 1,
+        "ports": 3,
+        "delta": 0.5,
+        "switches": [
+            {"configurations": [{"start": 0.1, "duration": 9, "circuits": [[0, 1], [0, 2], [1, 2]]}]}
+        ],
+    }
+    p = tmp_path / "dup.json"
+    p.write_text(json.dumps(doc))
+    res = run("validate", d3, p)
+    assert res.exit_code == 1, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("INVALID: ")
+    assert "  matching: switch 0 configuration 0: input port 0 used twice" in lines
+    assert any(
+        line.startswith("  timing: switch 0 configuration 0") for line in lines
+    )  # listed with the others
+    assert int(lines[0].split()[1]) == len(lines) - 1
+
+
+def test_export_circuits_csv(d3: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    assert run("schedule", d3, "-s", "2", "-d", "0.1", "-o", out).exit_code == 0
+    sched = io.read_schedule(out)
+    res = run("export", out)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == "switch,start,end,src,dst,served"
+    rows = [
+        (int(b), float(s), float(e), int(i), int(j), float(v))
+        for b, s, e, i, j, v in (line.split(",") for line in lines[1:])
+    ]
+    want = [
+        (b, c.start, c.end, i, j, c.duration)
+        for b, sw in enumerate(sched.switches)
+        for c in sw
+        for i, j in c.circuits
+    ]
+    assert rows == want  # exact: floats are written with repr
+    csv = tmp_path / "c.csv"
+    res = run("export", out, "--format", "circuits-csv", "--out", csv)
+    assert res.exit_code == 0 and csv.read_text() == "\n".join(lines) + "\n"
+    assert run("export", out, "--format", "circuits-csv", "--out", csv).exit_code == 2  # no overwrite
+
+
+def test_export_circuits_parquet(d3: Path, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "s.json"
+    assert run("schedule", d3, "-s", "2", "-d", "0.1", "-o", out).exit_code == 0
+    res = run("export", out, "-f", "circuits-parquet", "-o", tmp_path / "c.parquet")
+    assert res.exit_code == 0, res.output
+    table = pq.read_table(tmp_path / "c.parquet").to_pydict()
+    assert list(table) == ["switch", "start", "end", "src", "dst", "served"]
+    assert table == {k: v.tolist() for k, v in io.circuit_table(io.read_schedule(out)).items()}
+    assert_one_error_line(run("export", out, "-f", "circuits-parquet"), "--out")
+
+
+def test_schedule_keeps_port_names(tmp_path: Path) -> None:
+    p = tmp_path / "named.csv"
+    p.write_text(",gpu0,gpu1,gpu2\ngpu0,0,2,1\ngpu1,1,0,2\ngpu2,2,1,0\n")  # DataFrame.to_csv
+    out = tmp_path / "s.json"
+    res = run("schedule", p, "-s", "2", "-d", "0.1", "-o", out)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["version"] == 1 and doc["meta"]["port_names"] == ["gpu0", "gpu1", "gpu2"]
+    assert io.read_schedule(out).same_as(schedule(D3, switches=2, delta=0.1))
+    res = run("export", out)
+    assert res.stdout.splitlines()[0] == "switch,start,end,src,dst,served,src_name,dst_name"
+    assert all(line.split(",")[6].startswith("gpu") for line in res.stdout.splitlines()[1:])
+
+
+def test_one_based_ports_are_warned_about(tmp_path: Path) -> None:
+    p = tmp_path / "one.csv"
+    p.write_text("src,dst,value\n1,2,1.0\n2,1,2.0\n")
+    res = subprocess.run(
+        [sys.executable, "-m", "ocsched", "bound", str(p), "-s", "1", "-d", "0.1"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.startswith("WARNING: ") and "1-based" in res.stderr and "port 0" in res.stderr
+
+
+def test_schedule_time_excludes_imports() -> None:
+    # After the CLI's warm-up, scheduling imports (and compiles) nothing: the time is scheduling alone.
+    code = (
+        "import sys, numpy as np\n"
+        "from ocsched.cli import core\n"
+        "from ocsched.errors import InvalidInputError\n"
+        "from ocsched.schedulers import SCHEDULERS, schedule\n"
+        "d = np.array([[0, 3, 1], [1, 0, 3], [3, 1, 0.0]])\n"
+        "new = []\n"
+        "for name in SCHEDULERS:\n"
+        "    core._preload(name)\n"
+        "    before = set(sys.modules)\n"
+        "    try:\n"
+        "        schedule(d, switches=2, delta=0.5, algorithm=name, rng=0)\n"
+        "    except InvalidInputError:\n"
+        "        pass  # a scheduler for another kind of fabric\n"
+        "    new += sorted(set(sys.modules) - before)\n"
+        "print(new)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

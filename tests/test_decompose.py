@@ -79,7 +79,8 @@ def test_top_up_covers_from_zero_weights() -> None:
 def test_registry_and_unknown_method() -> None:
     assert "spectra" in DECOMPOSERS
     with pytest.raises(
-        InvalidInputError, match=r"`method` must be one of spectra, eclipse, solstice, bvn; got 'nope'"
+        InvalidInputError,
+        match=r"`method` must be one of spectra, spectra-reference, eclipse, solstice, bvn; got .nope.",
     ):
         decompose(Demand.from_matrix([[0, 1], [1, 0]]), method="nope")
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gc
+import json
+import logging
 import os
 import re
 import shutil
 import warnings
+import zipfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -97,8 +100,8 @@ def test_read_json_nan_is_rejected_as_non_finite(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fname", "pattern"),
     [
-        ("ragged.csv", r"could not be read as \.csv"),
-        ("nonnumeric.csv", r"could not be read as \.csv: could not convert string 'x'"),
+        ("ragged.csv", r"row 1 has 2 values, the first row 3"),
+        ("nonnumeric.csv", r"could not be read as \.csv: could not convert string.*'x'"),
         ("truncated.json", r"could not be read as \.json"),
         ("negative.csv", r"must be non-negative; .*\[0, 1\] = -1\.0"),
         ("nan.csv", r"must be finite; .*\[0, 1\] = nan"),
@@ -151,11 +154,11 @@ def test_read_demand_rejects_fixture_with_reader_message(fname: str, pattern: st
     [
         ("hdr.csv", "src,dst,value\n", r"has a header but no flows"),
         ("short.csv", "src,dst,value\n0,1\n", r"line 2: expected src,dst,value; got '0,1'"),
-        ("frac.csv", "src,dst,value\n0,1,2\n0,1.5,1\n", r"line 3: ports must be integers >= 0"),
-        ("negport.csv", "src,dst,value\n0,-1,1\n", r"line 2: ports must be integers >= 0"),
+        ("frac.csv", "src,dst,value\n0,1,2\n0,1.5,1\n", r"line 3: ports must be integers in 0\.\.999999"),
+        ("negport.csv", "src,dst,value\n0,-1,1\n", r"line 2: ports must be integers in 0\.\.999999"),
         ("longx.csv", "src,dst,value\n0,1,x\n", r"could not be read as \.csv"),
         ("longneg.csv", "src,dst,value\n0,1,-2\n", r"must be non-negative; .*\[0, 1\] = -2\.0"),
-        ("badhead.csv", "from,to,amount\n0,1,2\n", r"could not be read as \.csv"),
+        ("badhead.csv", "from,to,amount\n0,1,2\n", r"must be a square n x n matrix; got shape \(1, 3\)"),
         ("utf.csv", b"0,1\n\xff\xfe,0\n", r"could not be read as \.csv: 'utf-8' codec"),
         ("empty.json", "", r"could not be read as \.json"),
         ("nodemand.json", '{"matrix": [[0]]}', r"object without a 'demand' key"),
@@ -406,3 +409,181 @@ def test_write_atomic_refuses_a_file_that_appears_meanwhile(tmp_path: Path) -> N
         io.write_atomic(p, racer)
     assert p.read_bytes() == b"someone else"
     assert listing(tmp_path) == ["race.txt"]
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV as pandas writes it, port names, 1-based ids (issue 13)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (",a,b,c\na,0,2,1\nb,1,0,2\nc,2,1,0\n", ("a", "b", "c")),  # DataFrame.to_csv()
+        (",0,1,2\n0,0,2,1\n1,1,0,2\n2,2,1,0\n", None),  # default integer labels: not names
+        ("a,b,c\n0,2,1\n1,0,2\n2,1,0\n", ("a", "b", "c")),  # to_csv(index=False)
+        ("0,1,2\n0,2,1\n1,0,2\n2,1,0\n", None),  # to_csv(index=False), integer columns
+        ("a,0,2,1\nb,1,0,2\nc,2,1,0\n", ("a", "b", "c")),  # to_csv(header=False)
+        ("port,a,b,c\na,0,2,1\nb,1,0,2\nc,2,1,0\n", ("a", "b", "c")),  # a named index
+        ("0,2,1\n1,0,2\n2,1,0\n", None),  # plain
+    ],
+)
+def test_read_csv_with_header_and_index(tmp_path: Path, text: str, names: tuple[str, ...] | None) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    dem, got = io.read_demand_named(p)
+    assert dem.to_dense().tolist() == D3.tolist()
+    assert got == names
+
+
+def test_read_csv_from_pandas(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    p = tmp_path / "d.csv"
+    pd.DataFrame(D3, index=["x", "y", "z"], columns=["x", "y", "z"]).to_csv(p)
+    dem, names = io.read_demand_named(p)
+    assert dem.to_dense().tolist() == D3.tolist() and names == ("x", "y", "z")
+    pd.DataFrame({"src": [0, 1], "dst": [1, 0], "value": [2.5, 1.0]}).to_csv(p)  # long form + index
+    assert io.read_demand(p).to_dense().tolist() == [[0.0, 2.5], [1.0, 0.0]]
+
+
+def test_read_long_csv_with_port_names(tmp_path: Path) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text("src,dst,value\ngpu3,gpu1,2\ngpu1,gpu3,1\ngpu1,gpu3,0.5\n")
+    dem, names = io.read_demand_named(p)
+    assert names == ("gpu3", "gpu1")  # numbered in order of first appearance
+    assert dem.to_dense().tolist() == [[0.0, 2.0], [1.5, 0.0]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["src,dst,value\n1,2,1\n2,1,1\n", ",1,2\n1,0,1\n2,1,0\n"],
+)
+def test_one_based_ports_warn(tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    with caplog.at_level(logging.WARNING):
+        io.read_demand(p)
+    assert any("1" in r.getMessage() and "0" in r.getMessage() for r in caplog.records)
+    assert any("based" in r.getMessage() or "1..2" in r.getMessage() for r in caplog.records)
+
+
+def test_zero_based_ports_do_not_warn(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text("src,dst,value\n0,1,1\n1,0,1\n")
+    with caplog.at_level(logging.WARNING):
+        io.read_demand(p)
+    assert not caplog.records
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes are checked before allocating (issue 14)
+# ---------------------------------------------------------------------------------------------
+
+
+def _header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:
+    import io as pyio
+
+    buf = pyio.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def test_npy_header_claims_are_checked(tmp_path: Path) -> None:
+    p = tmp_path / "big.npy"
+    p.write_bytes(_header((100_000, 100_000)))
+    with pytest.raises(InvalidInputError, match=r"shape \(100000, 100000\).*above the limit of 100000000"):
+        io.read_demand(p)
+    p.write_bytes(_header((4, 4)) + b"\0" * 16)  # 16 of 128 bytes
+    with pytest.raises(InvalidInputError, match=r"claims shape \(4, 4\) of float64 but holds only 16 bytes"):
+        io.read_demand(p)
+
+
+def test_npz_members_are_checked_before_decompressing(tmp_path: Path) -> None:
+    p = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(p, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("demand.npy", _header((50_000, 50_000)) + b"\0" * 1000)
+    with pytest.raises(InvalidInputError, match=r"array 'demand' has shape \(50000, 50000\)"):
+        io.read_demand(p)
+
+
+def test_sparse_npz_limits(tmp_path: Path) -> None:
+    p = tmp_path / "wide.npz"
+    sp.save_npz(p, sp.csr_array(([1.0], ([0], [1])), shape=(io.MAX_PORTS + 1, io.MAX_PORTS + 1)))
+    with pytest.raises(InvalidInputError, match=rf"above the limit of {io.MAX_PORTS} ports"):
+        io.read_demand(p)
+    sp.save_npz(p, sp.csr_array(([1.0], ([0], [1])), shape=(io.MAX_PORTS, io.MAX_PORTS)))
+    assert io.read_demand(p).n == io.MAX_PORTS  # sparse: no n x n array
+
+
+def test_long_csv_port_limit(tmp_path: Path) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text("src,dst,value\n0,100000000,1\n")
+    with pytest.raises(InvalidInputError, match=r"line 2: ports must be integers in 0\.\.999999"):
+        io.read_demand(p)
+
+
+def test_deep_json_is_an_input_error(tmp_path: Path) -> None:
+    p = tmp_path / "d.json"
+    p.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(InvalidInputError, match="nested too deeply"):
+        io.read_demand(p)
+    with pytest.raises(InvalidInputError, match="nested too deeply"):
+        io.read_schedule(p)
+
+
+@pytest.mark.parametrize("dtype", ["timedelta64[s]", "datetime64[D]", "complex128"])
+def test_non_real_arrays_are_refused(tmp_path: Path, dtype: str) -> None:
+    p = tmp_path / "d.npy"
+    np.save(p, np.zeros((2, 2), dtype=dtype))
+    with pytest.raises(InvalidInputError, match=r"must hold real numbers; got dtype"):
+        io.read_demand(p)
+
+
+# ---------------------------------------------------------------------------------------------
+# check_writable: before any work
+# ---------------------------------------------------------------------------------------------
+
+
+def test_check_writable_refuses_paths_that_cannot_be_written(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(
+        InvalidInputError, match=r"`--out` cannot be created under .*afile, which is not a folder"
+    ):
+        io.check_writable(tmp_path / "afile" / "sub" / "s.json", name="--out")
+    with pytest.raises(InvalidInputError, match=r"`--out` cannot be written: /proc/s\.json"):
+        io.check_writable("/proc/s.json", name="--out")
+    ok = tmp_path / "new" / "deeper" / "s.json"
+    assert io.check_writable(ok) == ok
+    assert not (tmp_path / "new").exists()  # the probe leaves nothing behind
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_check_writable_read_only_folder(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(InvalidInputError, match=r"cannot be written.*Permission denied"):
+            io.check_writable(ro / "s.json", name="--out")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_read_schedule_checked_reports_reused_inputs(tmp_path: Path) -> None:
+    doc = {
+        "format": "ocsched.schedule",
+        "version": 1,
+        "ports": 3,
+        "delta": 0.5,
+        "switches": [
+            {"configurations": [{"start": 0.5, "duration": 1, "circuits": [[0, 1], [1, 2], [0, 2], [0, 1]]}]}
+        ],
+    }
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(doc))
+    sched, found = io.read_schedule_checked(p)
+    assert sched.switches[0][0].circuits == [(0, 1), (1, 2)]
+    assert found == ["switch 0 configuration 0: input port 0 used twice"] * 2
+    with pytest.raises(InvalidInputError, match=r"input port 0 used twice"):
+        io.read_schedule(p)

@@ -417,3 +417,75 @@ def test_peers_on_the_standard_benchmark(algorithm: str) -> None:
     d = standard(n=100, rng=0)
     sched = ocsched.schedule(d, switches=16, delta=0.04, algorithm=algorithm, rng=0)
     assert ocsched.validate(sched, d).ok
+
+
+def _reference_split_share(demand: Demand, share: float, seed: int, order: str) -> np.ndarray:
+    """The straightforward walk (dicts and lists) that the compiled one in split.py replaced."""
+    gen = np.random.default_rng(seed)
+    n, x, y = demand.n, demand.values, demand.values * share
+    us, vs = demand.rows.tolist(), (demand.cols + n).tolist()
+    shuffle = order == "random"
+    adj: list[dict[int, None]] = [{} for _ in range(2 * n)]
+    for e in (gen.permutation(x.size) if shuffle else np.arange(x.size)).tolist():
+        adj[us[e]][e] = None
+        adj[vs[e]][e] = None
+
+    def drop(f: int) -> None:
+        del adj[us[f]][f]
+        del adj[vs[f]][f]
+
+    pos = [-1] * (2 * n)
+    for start in (gen.permutation(2 * n) if shuffle else np.arange(2 * n)).tolist():
+        if not adj[start]:
+            continue
+        path, edges = [start], []
+        pos[start] = 0
+        while path:
+            a = path[-1]
+            came = edges[-1] if edges else -1
+            nxt = next((f for f in adj[a] if f != came), -1)
+            if nxt < 0:
+                pos[a] = -1
+                path.pop()
+                if edges:
+                    drop(edges.pop())
+                continue
+            b = us[nxt] + vs[nxt] - a
+            if pos[b] < 0:
+                pos[b] = len(path)
+                path.append(b)
+                edges.append(nxt)
+                continue
+            p0 = pos[b]
+            cyc = np.array([*edges[p0:], nxt])
+            sign = np.where(np.arange(cyc.size) % 2 == 0, 1.0, -1.0)
+            if gen.random() < 0.5:
+                sign = -sign
+            room = np.where(sign > 0, x[cyc] - y[cyc], y[cyc])
+            k = int(np.argmin(room))
+            yc, xc = y[cyc] + sign * float(room[k]), x[cyc]
+            yc[k] = xc[k] if sign[k] > 0 else 0.0
+            low, high = yc <= 1e-12 * xc, xc - yc <= 1e-12 * xc
+            yc[low], yc[high] = 0.0, xc[high]
+            y[cyc] = yc
+            tight = set(cyc[low | high].tolist())
+            for f in tight:
+                drop(f)
+            cut = next((k for k in range(p0, len(edges)) if edges[k] in tight), None)
+            if cut is not None:
+                for node in path[cut + 1 :]:
+                    pos[node] = -1
+                del path[cut + 1 :]
+                del edges[cut:]
+    return y
+
+
+@pytest.mark.parametrize("order", ["index", "random"])
+@pytest.mark.parametrize(("kind", "n", "seed"), [("dense", 12, 0), ("sparse", 30, 1), ("skewed", 40, 2)])
+def test_compiled_split_walk_equals_the_straightforward_one(
+    kind: str, n: int, seed: int, order: Literal["index", "random"]
+) -> None:
+    dem = Demand.from_matrix(make_demand(kind, n, seed))
+    for share in (0.5, 0.25):
+        got = split_share(dem, share, rng=seed, order=order)
+        assert np.array_equal(got, _reference_split_share(dem, share, seed, order))

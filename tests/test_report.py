@@ -31,13 +31,13 @@ def _row(
     label: str = "x",
     family: str = "f",
     lb: float = 1.0,
-    options: str = "{}",
+    **options: Any,
 ) -> dict[str, Any]:
     return dict(
         family=family,
         label=label,
         workload="w",
-        options=options,
+        **{f"opt_{k}": v for k, v in options.items()},
         normalized=True,
         link_gbps=None,
         seed=seed,
@@ -98,7 +98,7 @@ def test_table_formats() -> None:
     md = t.markdown().splitlines()
     assert md[0] == "| family | label | runs | failed | spectra/LB | baseline/spectra |"
     assert md[1] == "| --- | --- | ---: | ---: | ---: | ---: |"
-    assert t.csv().splitlines()[1] == "f,x,2,0,1.000 (1.000),2.000 (2.000)"
+    assert t.csv().splitlines()[1] == "f,x,2,0,1.0,1.0,2.0,2.0"
     lines = t.text().splitlines()
     assert len({len(line) for line in lines[:2]}) == 1  # header and rule aligned
 
@@ -135,12 +135,19 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_write_report_files_and_figures(results: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
-    table, written = report.write_report(results, out)
+    rep = report.write_report(results, out)
+    table, written = rep.table, rep.written
     names = sorted(p.name for p in written)
+    stems = ["delta-s", "bound-s", "switches-s", "flows-flows", "ratios"]
+    stems += [f"switches-f-flows-{f}" for f in (2, 4, 8)]  # one delta each, but two switch counts
     assert names == sorted(
         ["summary.txt", "summary.md", "summary.csv"]
-        + [f"{stem}.{ext}" for stem in ("delta-s", "flows-flows", "ratios") for ext in ("png", "pdf")]
+        + [f"{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
     )
+    assert sorted(n.split(":")[0] for n in rep.skipped) == sorted(
+        f"{kind}-f-flows-{f}" for kind in ("delta", "bound") for f in (2, 4, 8)
+    )
+    assert all("has one delta (0.04)" in n for n in rep.skipped)
     assert (out / "summary.md").read_text() == table.markdown()
     for p in written:
         if p.suffix == ".png":
@@ -176,9 +183,9 @@ def test_cli_report(results: Path, tmp_path: Path) -> None:
     assert res.stdout.startswith("| family |") and "wrote" in res.stdout
     assert (tmp_path / "o" / "ratios.png").is_file()
     res = runner.invoke(app, ["report", str(results), "--format", "html"])
-    assert res.exit_code == 2 and "--format must be" in res.stderr
+    assert res.exit_code == 2 and "`--format`" in res.stderr and "'csv'" in res.stderr
     res = runner.invoke(app, ["report", str(tmp_path)])
-    assert res.exit_code == 2 and "no manifest.json" in res.stderr
+    assert res.exit_code == 2 and "no _manifest.parquet" in res.stderr
 
 
 def _schedule_file(tmp_path: Path) -> Path:
@@ -194,14 +201,14 @@ def test_plot_schedule_groups_pieces_and_refuses_overwrite(tmp_path: Path) -> No
     import matplotlib.pyplot as plt
 
     sched = io.read_schedule(_schedule_file(tmp_path))
-    p = report.plot_schedule(sched, tmp_path / "g.png")
+    p = report.write_schedule_plot(sched, tmp_path / "g.png")
     assert p.read_bytes()[:8] == PNG_MAGIC
     assert plt.get_fignums() == []  # figure closed
     with pytest.raises(InvalidInputError, match="already exists"):
-        report.plot_schedule(sched, p)
-    report.plot_schedule(sched, p, force=True)
+        report.write_schedule_plot(sched, p)
+    report.write_schedule_plot(sched, p, force=True)
     with pytest.raises(InvalidInputError, match=r"\.png, \.pdf or \.svg"):
-        report.plot_schedule(sched, tmp_path / "g.jpg")
+        report.write_schedule_plot(sched, tmp_path / "g.jpg")
 
 
 def test_cli_plot(tmp_path: Path) -> None:
@@ -254,3 +261,130 @@ def test_missing_matplotlib_gives_install_hint(monkeypatch: pytest.MonkeyPatch, 
     assert report.summarize(rows).rows  # tables need no extra
     with pytest.raises(OcschedError, match=r"pip install 'ocsched\[plot\]'"):
         report.plot_ratios(rows, tmp_path / "r")
+
+
+# --------------------------------------------------------------------------- machine-readable output
+
+
+def test_csv_is_numeric_with_notes_on_stderr(results: Path, tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    res = runner.invoke(
+        app, ["report", str(results), "--format", "csv", "--out", str(tmp_path / "o"), "--no-figures"]
+    )
+    assert res.exit_code == 0, res.output
+    csv_text = res.stdout.split("wrote ")[0]
+    assert "cells:" not in res.stdout and "cells:" not in (tmp_path / "o" / "summary.csv").read_text()
+    for text in (csv_text, (tmp_path / "o" / "summary.csv").read_text()):
+        df = pd.read_csv(io_module().StringIO(text))
+        stats = [c for c in df.columns if c.endswith(("_mean", "_max"))]
+        assert stats == [
+            "spectra/LB_mean",
+            "spectra/LB_max",
+            "spectra-noeq/spectra_mean",
+            "spectra-noeq/spectra_max",
+        ]
+        assert all(df[c].dtype.kind == "f" for c in stats) and df["runs"].dtype.kind == "i"
+        assert (df["spectra/LB_mean"] <= df["spectra/LB_max"]).all() and (df["spectra/LB_mean"] >= 1).all()
+    table = report.summarize(report.load_rows(results))
+    first = table.rows[0][-1]  # "mean (max)" text cell of the same statistic
+    assert first == f"{table.data[0][-2]:.3f} ({table.data[0][-1]:.3f})"
+
+
+def io_module() -> Any:
+    import io as std_io
+
+    return std_io
+
+
+# --------------------------------------------------------------------------- figures for any grid
+
+
+def test_figures_for_any_grid_and_every_algorithm(tmp_path: Path) -> None:
+    algs = ["spectra", "spectra-noeq", "baseline", "eclipse", "naive"]
+    cfg = {
+        "switches": [2, 8, 32],
+        "delta": [0.02, 0.08],
+        "algorithms": algs,
+        "workloads": [{"name": "standard", "label": "S", "seeds": 2, "options": {"n": 8, "flows": 3}}],
+    }
+    sweep.run_sweep(cfg, tmp_path / "r", workers=1)
+    rep = report.write_report(tmp_path / "r", tmp_path / "o", by=["switches"])
+    assert all(p.stat().st_size > 10_000 for p in rep.written if p.suffix == ".png")
+    names = {p.name for p in rep.written if p.suffix == ".png"}
+    assert names == {"delta-s.png", "bound-s.png", "switches-s.png", "ratios.png"}
+    assert rep.skipped == []
+    rows = report.load_rows(tmp_path / "r")
+    import matplotlib.pyplot as plt
+
+    # Every algorithm and every switch count is drawn: read back the legend and panel titles.
+    fig_rows = [r for r in rows if r["label"] == "S"]
+    assert {r["switches"] for r in fig_rows} == {2, 8, 32}
+    captured: list[Any] = []
+    real_save = report.figures.save
+    try:
+        report.figures.save = lambda fig, stem, formats: captured.append(fig) or []  # type: ignore[assignment]
+        report.plot_delta(rows, tmp_path / "x", label="S")
+    finally:
+        report.figures.save = real_save  # type: ignore[assignment]
+    (fig,) = captured
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["S, s = 2", "S, s = 8", "S, s = 32"]
+    legend = [t.get_text() for t in axes[-1].get_legend().get_texts()]
+    assert legend == [*algs, "lower bound"]
+    plt.close(fig)
+
+
+def test_styles_distinct_in_colour_and_in_black_and_white() -> None:
+    from ocsched.report.figures import STYLES
+
+    assert len({m for m, _, _ in STYLES.values()}) == len(STYLES)  # markers alone tell them apart
+    assert len({str(ls) for _, ls, _ in STYLES.values()}) == len(STYLES)
+
+
+# --------------------------------------------------------------------------- Gantt charts
+
+
+def test_plot_schedule_returns_axes_with_zero_based_switches() -> None:
+    import matplotlib.pyplot as plt
+
+    d = [[0, 3, 1, 0], [1, 0, 3, 0], [3, 1, 0, 2], [0, 0, 2, 0]]
+    sched = ocsched.schedule(d, switches=3, delta=0.3)
+    fig, ax = plt.subplots()
+    assert report.plot_schedule(sched, ax) is ax
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["OCS 0", "OCS 1", "OCS 2"]
+    # Each configuration's dark interval ends where it starts and lasts delta (timing.dark_interval).
+    bars = [p for p in ax.patches if p.get_facecolor()[:3] == (1.0, 1.0, 1.0)]
+    starts = sorted(c.start for sw in sched.switches for c in sw)
+    assert sorted(round(b.get_x() + b.get_width(), 12) for b in bars) == [round(s, 12) for s in starts]
+    assert all(b.get_width() == pytest.approx(0.3) for b in bars)
+    plt.close(fig)
+    ax2 = report.plot_schedule(sched)  # a new figure, left open for a notebook to show
+    assert ax2.figure is not fig
+    plt.close(ax2.figure)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> Path:
+    import json
+
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_cli_plot_bad_inputs_are_one_line(tmp_path: Path) -> None:
+    import json
+
+    sfile = _schedule_file(tmp_path)
+    data = json.loads(sfile.read_text())
+    res = runner.invoke(app, ["plot", str(sfile), "--out", str(tmp_path / "missing" / "dir" / "g.png")])
+    assert res.exit_code == 2 and "folder does not exist" in res.stderr
+    assert not (tmp_path / "missing").exists()
+    many = {**data, "switches": data["switches"] + [{"configurations": []} for _ in range(100_000)]}
+    nan = json.loads(sfile.read_text().replace('"start": 0.3', '"start": NaN', 1))
+    inf = json.loads(sfile.read_text().replace('"start": 0.3', '"start": Infinity', 1))
+    for name, bad in (("many", many), ("nan", nan), ("inf", inf)):
+        f = _write_json(tmp_path / f"{name}.json", bad)
+        res = runner.invoke(app, ["plot", str(f), "--out", str(tmp_path / f"{name}.png")])
+        assert res.exit_code == 2, (name, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+        assert ("a chart draws at most" if name == "many" else "non-finite time") in res.stderr
+        assert not (tmp_path / f"{name}.png").exists()

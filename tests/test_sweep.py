@@ -191,7 +191,8 @@ def test_rows_match_direct_calls(serial: list[dict[str, Any]]) -> None:
     for r in serial[:: max(1, len(serial) // 6)]:
         wl_seed, alg_seed = sweep.derive_seeds(r["seed"])
         assert (r["workload_seed"], r["algorithm_seed"]) == (wl_seed, alg_seed)
-        m = generate("standard", seed=wl_seed, normalized=True, **json.loads(r["options"]))
+        opts = {k[4:]: v for k, v in r.items() if k.startswith("opt_") and v is not None}
+        m = generate("standard", seed=wl_seed, normalized=True, **opts)
         np.fill_diagonal(m, 0.0)
         sched = ocsched.schedule(
             m, switches=r["switches"], delta=r["delta"], algorithm=r["algorithm"], rng=alg_seed
@@ -200,21 +201,22 @@ def test_rows_match_direct_calls(serial: list[dict[str, Any]]) -> None:
         assert r["lower_bound"] == sched.lower_bound
         assert r["configurations"] == sched.num_configurations
         assert r["splits"] == sched.splits
-        assert r["ports"] == m.shape[0] and r["flows"] == int((m > 0).sum())
+        assert r["ports"] == m.shape[0] and r["nonzeros"] == int((m > 0).sum())
+        assert (r["status"], r["dual_bound"]) == (sched.status, sched.dual_bound) == ("heuristic", None)
         assert r["makespan"] >= r["lower_bound"] * (1 - 1e-9)
 
 
 def test_matrix_generated_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ocsched.workloads
+    import ocsched.sweep.run
 
     calls: list[int] = []
-    real = ocsched.workloads.generate
+    real = ocsched.sweep.run.generate
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(kwargs["seed"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ocsched.workloads, "generate", counting)
+    monkeypatch.setattr(ocsched.sweep.run, "generate", counting)
     runs = sweep.expand(CONFIG)
     rows = sweep.run_batch(runs)
     assert len(rows) == len(runs)
@@ -356,22 +358,34 @@ def test_killed_write_leaves_no_partial_part(tmp_path: Path) -> None:
     assert not list((out / "parts").glob(".part-*"))
 
 
-def test_never_overwrites_without_force(tmp_path: Path) -> None:
+def test_extending_the_grid_runs_only_new_runs(serial: list[dict[str, Any]], tmp_path: Path) -> None:
     out = tmp_path / "r"
-    sweep.run_sweep(CONFIG, out, workers=1)
-    other = {**CONFIG, "delta": [0.01]}
-    with pytest.raises(InvalidInputError, match="different config"):
-        sweep.run_sweep(other, out, workers=1)
-    assert len(_rows(out)) == N_RUNS
-    summary = sweep.run_sweep(other, out, workers=1, force=True)
-    assert summary.skipped == 0
-    assert {r["delta"] for r in _rows(out)} == {0.01, 0.04}
+    small = {**CONFIG, "delta": [0.02]}
+    first = sweep.run_sweep(small, out, workers=1)
+    summary = sweep.run_sweep(CONFIG, out, workers=1)  # one more delta: no --force needed
+    assert summary.skipped == first.done and summary.done == N_RUNS - first.done
+    assert _comparable(_rows(out)) == _comparable(serial)
+    # A new workload option adds a typed column; the old parts are rewritten to carry it.
+    more = {**CONFIG, "workloads": [*CONFIG["workloads"], {"name": "gpt32", "options": {"copies": 1}}]}
+    sweep.run_sweep(more, out, workers=1)
+    pd = pytest.importorskip("pandas")
+    df = pd.read_parquet(out)
+    assert len(df) == N_RUNS + 2 * 2 * 2 and df["key"].is_unique
+    assert df.loc[df.workload == "gpt32", "opt_copies"].eq(1).all()
+    assert df.loc[df.workload == "standard", "opt_copies"].isna().all()
+    summary = sweep.run_sweep(other := {**CONFIG, "delta": [0.01]}, out, workers=1, force=True)
+    assert summary.skipped == 0 and {r["delta"] for r in _rows(out)} == {0.01, 0.04}
+    assert len(_rows(out)) == len(sweep.expand(other))
+
+
+def test_never_writes_into_a_foreign_folder(tmp_path: Path) -> None:
     junk = tmp_path / "junk"
     junk.mkdir()
     (junk / "notes.txt").write_text("mine")
-    with pytest.raises(InvalidInputError, match="not empty and holds no sweep"):
-        sweep.run_sweep(CONFIG, junk, workers=1, force=True)
-    assert (junk / "notes.txt").read_text() == "mine"
+    for force in (False, True):
+        with pytest.raises(InvalidInputError, match="not empty and holds no sweep"):
+            sweep.run_sweep(CONFIG, junk, workers=1, force=force)
+    assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"]
 
 
 def test_estimate(tmp_path: Path) -> None:
@@ -393,7 +407,7 @@ def test_csv_export_round_trip(serial: list[dict[str, Any]], tmp_path: Path) -> 
 
 
 def test_read_results_errors(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInputError, match=r"no manifest\.json"):
+    with pytest.raises(InvalidInputError, match=r"no _manifest\.parquet"):
         sweep.read_results(tmp_path)
     with pytest.raises(InvalidInputError, match=r"sweep directory, \.parquet or \.csv"):
         sweep.read_results(tmp_path / "x.txt")
@@ -427,7 +441,7 @@ def test_cli_sweep_errors(tmp_path: Path) -> None:
     cfg.write_text(_toml(CONFIG))
     cases = [
         (["sweep", str(cfg), "--preset", "quick", "--out", "x"], "either CONFIG or --preset"),
-        (["sweep", "--preset", "huge", "--out", "x"], "unknown preset 'huge'"),
+        (["sweep", "--preset", "huge", "--out", "x"], "'huge' is not one of 'paper', 'quick'"),
         (["sweep", str(cfg)], "--out is required"),
         (["sweep", str(tmp_path / "none.toml"), "--out", "x"], "not found"),
     ]
@@ -461,3 +475,350 @@ def test_missing_pyarrow_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp
     with pytest.raises(OcschedError, match=r"pip install 'ocsched\[sweep\]'"):
         sweep.run_sweep(CONFIG, tmp_path / "r", workers=1)
     assert len(sweep.expand(CONFIG)) == N_RUNS  # planning needs no extra
+
+
+# --------------------------------------------------------------------------- the results folder
+
+SMALL: dict[str, Any] = {**CONFIG, "workloads": CONFIG["workloads"][:1]}  # 24 runs
+
+
+def _cli(*args: str | Path) -> Any:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _one_line_error(res: Any) -> str:
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    assert "Traceback" not in res.output
+    return str(lines[0])
+
+
+def test_folder_is_a_dataset_for_pandas_polars_and_pyarrow(
+    serial: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    import pyarrow.dataset as ds
+
+    out = tmp_path / "r"
+    sweep.run_sweep(CONFIG, out, workers=1)
+    df = pd.read_parquet(out)
+    assert len(df) == N_RUNS and df["key"].is_unique
+    assert "options" not in df and "flows" not in df  # no JSON column, no name with two meanings
+    assert str(df["opt_n"].dtype) == "int64" and df["nonzeros"].gt(0).all()
+    assert sorted(df.loc[df.label.str.startswith("F"), "opt_flows"].unique()) == [2, 6]
+    assert pl.read_parquet(out).height == N_RUNS
+    table = ds.dataset(out).to_table()
+    assert table.num_rows == N_RUNS and table.schema.field("opt_flows").type == "int64"
+    assert sorted(df.key) == sorted(r["key"] for r in serial)
+
+
+def test_rerunning_a_finished_sweep_runs_nothing(tmp_path: Path) -> None:
+    workers = 2
+    out = tmp_path / "r"
+    sweep.run_sweep(SMALL, out, workers=workers)
+    again = sweep.run_sweep(SMALL, out, workers=workers)  # used to crash: Pool(0) for 0 batches
+    assert (again.done, again.skipped, again.batches) == (0, 24, 0)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(SMALL))
+    res = _cli("sweep", cfg, "--out", out, "-j", "2")
+    assert res.exit_code == 0 and "24 already done, 0 run now" in res.stdout
+
+
+def test_second_sweep_into_a_locked_folder_is_refused(tmp_path: Path) -> None:
+    import filelock
+
+    out = tmp_path / "r"
+    sweep.run_sweep(SMALL, out, workers=1)
+    with filelock.FileLock(out / ".lock", timeout=0):  # as a running sweep holds it
+        with pytest.raises(InvalidInputError, match="in use by another sweep"):
+            sweep.run_sweep(CONFIG, out, workers=1)
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(_toml(CONFIG))
+        assert "in use by another sweep" in _one_line_error(_cli("sweep", cfg, "--out", out, "-j", "1"))
+    assert len(_rows(out)) == 24
+    assert sweep.run_sweep(CONFIG, out, workers=1).done == N_RUNS - 24  # free again
+
+
+def test_readers_ignore_duplicate_keys(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import shutil
+
+    from ocsched import report
+
+    out = tmp_path / "r"
+    sweep.run_sweep(SMALL, out, workers=1)
+    part = sorted((out / "parts").glob("part-*.parquet"))[0]
+    shutil.copy(part, out / "parts" / "part-999999-copy0000.parquet")  # as two writers would leave
+    with caplog.at_level("WARNING"):
+        assert len(_rows(out)) == 24
+    assert "duplicate" in caplog.text
+    assert sum(int(line[2]) for line in report.summarize(report.load_rows(out)).data) == 24
+    assert sweep.run_sweep(SMALL, out, workers=1).done == 0
+
+
+def test_truncated_part_is_quarantined_and_redone(
+    serial: list[dict[str, Any]], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "r"
+    sweep.run_sweep(CONFIG, out, workers=1, batch_size=8)
+    part = sorted((out / "parts").glob("part-*.parquet"))[1]
+    part.write_bytes(part.read_bytes()[:100])
+    with caplog.at_level("WARNING"):
+        partial = _rows(out)  # a reader skips it, with a warning
+    assert 0 < len(partial) < N_RUNS and "unreadable result part" in caplog.text
+    summary = sweep.run_sweep(CONFIG, out, workers=1)
+    assert summary.done == N_RUNS - len(partial)
+    assert (tmp_path / "r.quarantine" / part.name).is_file() and not part.exists()
+    assert _comparable(_rows(out)) == _comparable(serial)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(CONFIG))
+    assert _cli("report", out).exit_code == 0
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not parquet at all", b"PAR1" + b"\0" * 64])
+def test_corrupt_manifest_is_one_line(tmp_path: Path, garbage: bytes) -> None:
+    out = tmp_path / "r"
+    sweep.run_sweep(SMALL, out, workers=1)
+    (out / "_manifest.parquet").write_bytes(garbage)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(SMALL))
+    assert "_manifest.parquet" in _one_line_error(_cli("sweep", cfg, "--out", out, "-j", "1"))
+    assert "_manifest.parquet" in _one_line_error(_cli("report", out))
+    with pytest.raises(InvalidInputError, match=r"_manifest\.parquet"):
+        sweep.read_results(out)
+
+
+def test_report_on_garbage_files_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "g.parquet").write_bytes(b"PAR1garbage")
+    (tmp_path / "g.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "bin.csv").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "notes.txt").write_text("x")
+    for target in ("g.parquet", "g.csv", "bin.csv", "notes.txt", "missing.parquet", "."):
+        _one_line_error(_cli("report", tmp_path / target))
+
+
+def test_old_results_folders_are_read(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    old = tmp_path / "old"
+    (old / "parts").mkdir(parents=True)
+    (old / "manifest.json").write_text('{"format": "ocsched.sweep", "version": 1}')
+    rows = [{"key": "k", "family": "f", "label": "l", "workload": "standard", "options": '{"flows": 8}',
+             "normalized": True, "link_gbps": None, "seed": 0, "algorithm": "spectra", "switches": 4,
+             "delta": 0.1, "flows": 40, "makespan": 1.5, "lower_bound": 1.0, "ok": True}]  # fmt: skip
+    pq.write_table(pa.Table.from_pylist(rows), old / "parts" / "part-000000-aaaaaaaa.parquet")
+    (row,) = _rows(old)
+    assert (row["opt_flows"], row["nonzeros"], row["status"]) == (8, 40, None)
+    assert "older ocsched" in _one_line_error(_cli("sweep", "--preset", "quick", "--out", old))
+
+
+def test_file_workload_reads_the_users_matrices(tmp_path: Path) -> None:
+    from ocsched import io
+
+    data = tmp_path / "data"
+    data.mkdir()
+    mats = {f"m{k}.npy": generate("standard", n=10, flows=3, seed=k) * (k + 2) for k in range(2)}
+    for name, m in mats.items():
+        np.fill_diagonal(m, 0.0)
+        np.save(data / name, m)
+    (data / "ignored.txt").write_text("x")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('switches = [2]\ndelta = [0.05]\n\n[[workloads]]\npath = "data/*.npy"\nlabel = "Mine"\n')
+    out = tmp_path / "r"
+    res = _cli("sweep", cfg, "--out", out, "-j", "1")
+    assert res.exit_code == 0, res.output
+    rows = sorted(_rows(out), key=lambda r: r["label"])
+    assert [r["label"] for r in rows] == ["Mine m0.npy", "Mine m1.npy"]
+    assert [r["opt_path"] for r in rows] == ["data/m0.npy", "data/m1.npy"]
+    for r, (name, m) in zip(rows, sorted(mats.items()), strict=True):
+        direct = ocsched.schedule(m / io.read_demand(data / name).max_line_sum, switches=2, delta=0.05)
+        assert r["workload"] == "file" and r["makespan"] == pytest.approx(direct.makespan, rel=1e-12)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('switches = 2\ndelta = 0.1\n[[workloads]]\npath = "nothing/*.npy"\n')
+    assert "matches no file" in _one_line_error(_cli("sweep", bad, "--out", tmp_path / "x"))
+    assert not (tmp_path / "x").exists()
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_progress_eta_waits_for_every_worker(tmp_path: Path) -> None:
+    seen: list[sweep.SweepProgress] = []
+    sweep.run_sweep(CONFIG, tmp_path / "r", workers=2, batch_size=4, progress=seen.append)
+    assert seen[0].done == 0 and seen[0].eta_s is None
+    assert seen[1].eta_s is None  # one batch done, the other worker's still running: no rate yet
+    assert all(p.eta_s is not None and p.eta_s >= 0 for p in seen[2:])
+    assert seen[-1].done == N_RUNS and seen[-1].eta_s == 0
+
+
+def test_plain_progress_lines_without_a_terminal(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(SMALL))
+    res = _cli("sweep", cfg, "--out", tmp_path / "r", "-j", "1")
+    assert res.exit_code == 0
+    lines = [line for line in res.stderr.splitlines() if line.startswith("sweep: ")]
+    assert lines[0].startswith("sweep: 0/24, 0 failed") and lines[0].endswith("ETA estimating")
+    assert lines[-1].startswith("sweep: 24/24") and lines[-1].endswith("ETA 0 s")
+    assert "\x1b[" not in res.stderr  # no terminal control codes in a log
+
+
+def test_progress_line_prints_periodically() -> None:
+    from ocsched.cli._progress import ProgressLine
+
+    now = [0.0]
+    lines: list[str] = []
+    bar = ProgressLine("x", interval=10.0, clock=lambda: now[0], echo=lines.append)
+    with bar:
+        for step in range(1, 40):
+            now[0] = float(step)
+            bar.update(step, 100, None if step < 5 else 2.0 * (100 - step))
+    assert [int(line.split()[1].split("/")[0]) for line in lines] == [1, 11, 21, 31, 39]  # every 10 s + last
+    assert lines[0] == "x: 1/100; elapsed 1.0 s, ETA estimating"
+    assert lines[-1] == "x: 39/100; elapsed 39.0 s, ETA 2.0 min"
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+@pytest.mark.parametrize("address", ["not a url", "tcp://", "http://x:y", "tcp://127.0.0.1:99999999"])
+def test_cluster_garbage_address_is_one_line(tmp_path: Path, address: str) -> None:
+    pytest.importorskip("distributed")
+    msg = _one_line_error(_cli("sweep", "--preset", "quick", "--out", tmp_path / "r", "--cluster", address))
+    assert "--cluster" in msg
+    assert not (tmp_path / "r").exists()
+
+
+def test_cluster_unreachable_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    res = _cli(
+        "sweep", "--preset", "quick", "--out", tmp_path / "r", "--cluster", "tcp://127.0.0.1:1", "--wait", "1"
+    )
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in _one_line_error(res)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_cluster_without_workers_waits_then_says_so(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None, protocol="tcp") as c:
+        res = _cli(
+            "sweep",
+            "--preset",
+            "quick",
+            "--out",
+            tmp_path / "r",
+            "--cluster",
+            c.scheduler_address,
+            "--wait",
+            "2",
+        )
+    assert "has no workers after 2 s" in _one_line_error(res) and "dask worker" in res.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_cluster_local_starts_a_local_cluster(serial: list[dict[str, Any]], tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(CONFIG))
+    res = _cli("sweep", cfg, "--out", tmp_path / "r", "--cluster", "local", "-j", "2")
+    assert res.exit_code == 0, res.output
+    assert _comparable(_rows(tmp_path / "r")) == _comparable(serial)
+
+
+@pytest.mark.slow
+def test_lost_scheduler_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    sched = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+         "--no-dashboard", "--scheduler-file", str(tmp_path / "s.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "s.json").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads((tmp_path / "s.json").read_text())["address"]
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        cfg = {**CONFIG, "workloads": [{"name": "standard", "seeds": 40, "options": {"n": 60}}]}
+        (tmp_path / "c.toml").write_text(_toml(cfg))
+        cmd = [
+            sys.executable,
+            "-c",
+            "from ocsched.cli import main; main()",
+            "sweep",
+            str(tmp_path / "c.toml"),
+        ]
+        cmd += ["--out", str(tmp_path / "r"), "--cluster", address, "--batch-size", "2", "--wait", "5"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while time.monotonic() < deadline and len(list((tmp_path / "r" / "parts").glob("part-*"))) < 2:
+            time.sleep(0.05)
+        sched.kill()
+        _, err = proc.communicate(timeout=120)
+        worker.kill()
+        worker.wait()
+    finally:
+        sched.kill()
+        sched.wait()
+    assert proc.returncode == 2, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Dask" in errors[0] and "rerun" in errors[0] and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- kill -9
+
+
+def _descendants(pid: int) -> set[int]:
+    psutil = pytest.importorskip("psutil")
+    try:
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+@pytest.mark.slow
+def test_kill_9_leaves_no_worker_processes(tmp_path: Path) -> None:
+    psutil = pytest.importorskip("psutil")
+    cfg = {**CONFIG, "workloads": [{"name": "standard", "seeds": 60, "options": {"n": 80}}]}
+    (tmp_path / "c.toml").write_text(_toml(cfg))
+    cmd = [sys.executable, "-c", "from ocsched.cli import main; main()", "sweep", str(tmp_path / "c.toml"),
+           "--out", str(tmp_path / "r"), "-j", "2", "--batch-size", "2"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list((tmp_path / "r" / "parts").glob("part-*")):
+        time.sleep(0.05)
+    workers = _descendants(proc.pid)
+    assert len(workers) >= 2  # the forkserver and its pool workers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    _, alive = psutil.wait_procs([psutil.Process(p) for p in workers if psutil.pid_exists(p)], timeout=10)
+    assert not alive, [p.cmdline() for p in alive]
+
+
+def test_rows_keep_the_exact_solvers_status_and_dual_bound(tmp_path: Path) -> None:
+    pytest.importorskip("highspy")
+    cfg = {
+        "switches": 2,
+        "delta": 0.05,
+        "algorithms": ["exact", "spectra"],
+        "workloads": [{"name": "standard", "seeds": 1, "options": {"n": 4, "flows": 2, "disjoint": False}}],
+    }
+    sweep.run_sweep(cfg, tmp_path / "r", workers=1)
+    rows = {r["algorithm"]: r for r in _rows(tmp_path / "r")}
+    exact, spectra = rows["exact"], rows["spectra"]
+    assert exact["ok"] and exact["status"] == "optimal"
+    assert exact["lower_bound"] <= exact["dual_bound"] * (1 + 1e-9) <= exact["makespan"] * (1 + 1e-6)
+    assert (spectra["status"], spectra["dual_bound"]) == ("heuristic", None)
+
+
+def test_missing_filelock_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "filelock", None)
+    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[sweep\]'"):
+        sweep.run_sweep(SMALL, tmp_path / "r", workers=1)
+    assert not (tmp_path / "r").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -30,6 +31,7 @@ from ocsched.workloads.moe import (
     moe8,
     zipf_gini,
 )
+from ocsched.workloads.standard import standard
 
 DATA = Path(__file__).parent / "data" / "workloads"
 SMALL_TRACE = DATA / "coflow_small.txt"
@@ -462,9 +464,9 @@ def test_coflow_option_errors(tmp_path: Path) -> None:
         (gpt, {"pp": True}, "`pp` must be an integer >= 1; got True"),
         (gpt, {"preset": "gpt5"}, "`preset` must be one of gpt3-125m, .*; got 'gpt5'"),
         (gpt, {"pp": 5}, "`pp` must divide `layers` = 24; got pp = 5"),
-        (gpt, {"hidden": -3}, "`hidden` must be an integer >= 1; got -3"),
-        (gpt32, {"copies": 0}, "`copies` must be an integer >= 1; got 0"),
-        (moe8, {"copies": "2"}, "`copies` must be an integer >= 1; got '2'"),
+        (gpt, {"hidden": -3}, "`hidden` must be an integer in 1..1000000000; got -3"),
+        (gpt32, {"copies": 0}, "`copies` must be an integer in 1..128; got 0"),
+        (moe8, {"copies": "2"}, "`copies` must be an integer in 1..512; got '2'"),
         (moe, {"gpus": 65}, "`gpus` must be at most `experts` = 64; got 65"),
         (moe, {"top_k": 65}, "`top_k` must be at most `experts` = 64; got 65"),
         (moe, {"popularity": "pareto"}, "`popularity` must be one of uniform, zipf, dirichlet; got 'pareto'"),
@@ -484,8 +486,18 @@ def test_coflow_option_errors(tmp_path: Path) -> None:
             "`dirichlet_alpha` must be a finite number",
         ),
         (moe, {"zipf_a": -1.0}, "`zipf_a` must be a finite number >= 0"),
-        (moe, {"tokens": 0}, "`tokens` must be an integer >= 1; got 0"),
+        (moe, {"tokens": 0}, "`tokens` must be an integer in 1..1000000000; got 0"),
         (moe, {"combine": "yes"}, "`combine` must be true or false; got 'yes'"),
+        # sizes are bounded before anything is allocated
+        (standard, {"n": 10**9}, "`n` must be an integer in 1..4096; got 1000000000"),
+        (standard, {"sigma": 1e308}, r"`sigma` must be a finite number in \[0, 1e\+06\]; got 1e\+308"),
+        (gpt, {"tp": 100_000}, "`tp` \\* `pp` \\* `dp` must be at most 4096 GPUs; got 1600000"),
+        (gpt, {"hidden": 10**30}, "`hidden` must be an integer in 1..1000000000"),
+        (gpt32, {"copies": 10**6}, "`copies` must be an integer in 1..128; got 1000000"),
+        (moe8, {"copies": 10**6}, "`copies` must be an integer in 1..512; got 1000000"),
+        (moe, {"gpus": 10**5}, "`gpus` must be an integer in 1..4096"),
+        (moe, {"experts": 100_000, "gpus": 4096}, r"`gpus` \* `experts` must be at most 16777216"),
+        (moe, {"tokens": 10**20}, "`tokens` must be an integer in 1..1000000000"),
     ],
 )
 def test_generators_validate_their_options(
@@ -548,18 +560,19 @@ def test_cli_generate_errors(tmp_path: Path) -> None:
     res = runner.invoke(app, ["generate", "nope", "--out", str(out)])
     assert res.exit_code == 2
     assert (
-        "error: unknown workload 'nope'; choose one of coflow, gpt, gpt32, moe, moe8, standard" in res.stderr
+        "error: `NAME`: 'nope' is not one of 'coflow', 'gpt', 'gpt32', 'moe', 'moe8', 'standard'"
+        in res.stderr
     )
     res = runner.invoke(app, ["generate", "gpt32", "--bogus", "3", "--out", str(out)])
     assert res.exit_code == 2
-    assert "error: workload 'gpt32' has no option --bogus; valid: --copies" in res.stderr
+    assert "error: workload 'gpt32' has no option 'bogus'; its options are copies" in res.stderr
     assert "Traceback" not in res.output
     res = runner.invoke(app, ["generate", "gpt32", "--copies", "two", "--out", str(out)])
-    assert res.exit_code == 2 and "`--copies` expects an integer; got 'two'" in res.stderr
+    assert res.exit_code == 2 and "`copies` must be an integer; got 'two'" in res.stderr
     res = runner.invoke(app, ["generate", "gpt32", "--copies", "0", "--out", str(out)])
-    assert res.exit_code == 2 and "`copies` must be an integer >= 1; got 0" in res.stderr
+    assert res.exit_code == 2 and "`copies` must be an integer in 1..128; got 0" in res.stderr
     res = runner.invoke(app, ["generate", "moe", "--combine", "maybe", "--out", str(out)])
-    assert res.exit_code == 2 and "`--combine` expects true or false; got 'maybe'" in res.stderr
+    assert res.exit_code == 2 and "`combine` must be true or false; got 'maybe'" in res.stderr
     res = runner.invoke(app, ["generate", "gpt32", "--copies", "--out", str(out)])
     assert res.exit_code == 2
     res = runner.invoke(app, ["generate", "gpt32", "--copies", "1", "--copies", "2", "--out", str(out)])
@@ -588,3 +601,31 @@ def test_cli_workloads_lists_options_and_defaults() -> None:
     assert "--gini FLOAT" in res.output and "(default: 0.25)" in res.output
     assert "--combine BOOL" in res.output and "(default: false)" in res.output
     assert "--start-ms FLOAT" in res.output and "(default: unset)" in res.output
+
+
+def test_one_option_parser_types_by_signature() -> None:
+    from ocsched.cli._app import flag_pairs, option_types, parse_options
+
+    assert option_types("standard")["disjoint"] is bool and option_types("moe")["gini"] is float
+    assert option_types("coflow")["path"] is str and "trace" not in option_types("coflow")
+    assert parse_options("standard", ["n=8", "disjoint=no", ("sigma", "0.1")]) == {
+        "n": 8,
+        "disjoint": False,
+        "sigma": 0.1,
+    }
+    assert parse_options("gpt32", ["copies=2.0"]) == {"copies": 2}  # integral text counts as an integer
+    assert parse_options("moe", flag_pairs("moe", ["--combine", "--top-k=2"])) == {
+        "combine": True,
+        "top_k": 2,
+    }
+    bad = [
+        (["disjoint=maybe"], "`disjoint` must be true or false; got 'maybe'"),
+        (["flows"], "must look like KEY=VALUE; got 'flows'"),
+        (["flows=2", "flows=3"], "'flows' given twice"),
+        (["n=2.5"], "`n` must be an integer; got '2.5'"),
+        (["sigma=x"], "`sigma` must be a number; got 'x'"),
+        (["m=3"], "workload 'standard' has no option 'm'; its options are n, flows"),
+    ]
+    for pairs, message in bad:
+        with pytest.raises(InvalidInputError, match=re.escape(message)):
+            parse_options("standard", pairs)

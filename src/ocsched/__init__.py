@@ -12,9 +12,13 @@ from ocsched._version import __version__
 from ocsched.bounds import lower_bound
 from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
+from ocsched.iteration import Iteration, IterationSchedule, Phase
 from ocsched.model import Configuration, Demand, Schedule
+from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
 from ocsched.schedulers import SCHEDULERS, algorithms, schedule
-from ocsched.validate import ValidationReport, validate
+from ocsched.sequence import schedule_iteration
+from ocsched.sequence.validate import validate_any as validate
+from ocsched.validate import ValidationReport
 
 __all__ = [
     "SCHEDULERS",
@@ -24,15 +28,22 @@ __all__ = [
     "InfeasibleError",
     "InvalidInputError",
     "InvalidScheduleError",
+    "Iteration",
+    "IterationSchedule",
     "LinkDown",
+    "LinkFailure",
     "OcschedError",
+    "Phase",
     "Schedule",
     "Switch",
     "SwitchDown",
+    "SwitchFailure",
     "ValidationReport",
     "__version__",
     "algorithms",
     "lower_bound",
+    "reschedule",
     "schedule",
+    "schedule_iteration",
     "validate",
 ]

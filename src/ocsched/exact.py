@@ -24,20 +24,24 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched._checks import check_delta, check_switches, check_time_limit
+from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
 from ocsched.assign import Assignment, loads, pack, place, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import spectra_decompose
 from ocsched.errors import InvalidInputError
-from ocsched.model import Demand, Schedule, as_demand
+from ocsched.improve import improve_schedule
+from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.timing import busy
 
 __all__ = [
     "MAX_MATCHINGS",
     "MAX_PORTS",
+    "NEAR_OPTIMAL_NODES",
+    "NEAR_OPTIMAL_SIZE",
     "ExactResult",
     "SplitResult",
     "maximal_matchings",
+    "near_optimal",
     "optimal_split",
     "solve_exact",
 ]
@@ -131,8 +135,10 @@ def _gap(upper: float, lower: float) -> float:
     return max(0.0, (upper - lower) / upper) if upper > 0 else 0.0
 
 
-def _milp_options(time_limit: float | None) -> Any:
+def _milp_options(time_limit: float | None, node_limit: int | None = None) -> Any:
     opts: dict[str, Any] = {"mip_rel_gap": 1e-9, "presolve": True}
+    if node_limit is not None:
+        opts["node_limit"] = node_limit
     if time_limit is not None and math.isfinite(time_limit):
         opts["time_limit"] = time_limit
     return opts
@@ -372,6 +378,7 @@ def solve_exact(
     switches: int,
     delta: float,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
+    node_limit: int | None = None,
 ) -> ExactResult:
     """Return a minimum-makespan schedule of a small instance, with proof of optimality or a gap.
 
@@ -386,6 +393,9 @@ def solve_exact(
     time_limit : float or None
         Seconds for the MILP (None: no limit). On expiry the best schedule found is returned with
         status ``"time_limit"`` and its gap to the proved bound.
+    node_limit : int or None
+        Branch-and-bound nodes for the MILP (None: no limit); reaching it also gives status
+        ``"time_limit"``. Unlike a time limit, the result then does not depend on the machine.
 
     Returns
     -------
@@ -425,8 +435,10 @@ def solve_exact(
     ``s * |𝓜|`` binaries, which is what limits it to small supports.
 
     **Bounds and cuts.** U is the makespan of the incumbent: a Spectra schedule, or Spectra's
-    permutations placed by :func:`optimal_split` if that is better (the result is never worse
-    than either), so ``T <= U``; ``T >= lower_bound(D)``. Entry e needs at least
+    permutations placed by :func:`optimal_split`, or ``spectra-opt``
+    (:func:`ocsched.improve.improve_schedule`), whichever is best (the result is never worse
+    than any of them), so ``T <= U``; ``T >= lower_bound(D, strong=True)`` (the packing bound
+    of :mod:`ocsched.bounds.packing` included). Entry e needs at least
     ``ceil(D_e / (U - delta))`` configurations (each lasts at most ``U - delta``), which gives
     the cut ``sum_{b, M ∋ e} y[b, M] >= ceil(D_e / (U - delta))``. Integer variables
     ``u[b, e] = sum_{M ∋ e} y[b, M]`` (how many configurations of switch b serve e) add nothing
@@ -457,8 +469,9 @@ def solve_exact(
     s = check_switches(switches)
     d = check_delta(delta)
     tl = check_time_limit(time_limit)
+    nl = None if node_limit is None else check_int(node_limit, "node_limit")
     n = dem.n
-    lb = lower_bound(dem, switches=s, delta=d)
+    lb = lower_bound(dem, switches=s, delta=d, strong=True)
     if dem.nnz == 0:
         empty = Schedule(ports=n, delta=d, switches=((),) * s, algorithm="exact", lower_bound=0.0)
         return ExactResult("optimal", empty, 0.0, 0.0, 0.0, time.perf_counter() - t_start, 0)
@@ -473,6 +486,12 @@ def solve_exact(
         incumbent = Schedule(
             ports=n, delta=d, switches=timeline(split.assignment, dec.perms, d), algorithm="spectra+split"
         )
+    # spectra-pack improved by LP re-fit and piece removal: often a tighter incumbent still.
+    better = Schedule(
+        ports=n, delta=d, switches=improve_schedule(dem, switches=s, delta=d)[0], algorithm="spectra-opt"
+    )
+    if better.makespan < incumbent.makespan:
+        incumbent = better
     ub = incumbent.makespan
 
     def finish(status: str, sched: Schedule, dual: float, nodes: int) -> ExactResult:
@@ -489,16 +508,22 @@ def solve_exact(
         dual = min(dual, ms)
         return ExactResult(status, sched, ms, dual, _gap(ms, dual), time.perf_counter() - t_start, nm, nodes)
 
-    if ub <= lb * (1 + 1e-12):
+    # The bounds are bisected to a relative 1e-10 (the packing test adds 1e-9 of slack); closer
+    # than 1e-8 the MILP's own tolerances cannot separate them (HiGHS then reports the band
+    # [lb, ub] infeasible), so the incumbent is declared optimal and the gap says by how much.
+    if ub <= lb * (1 + 1e-8):
         return finish("optimal", incumbent, lb, 0)
 
     scale = _SCALE_TO / ub
     # Incidence entry x matching: inc[e, k] = 1 if matching k holds entry e.
     inc = (mats[:, dem.rows] == dem.cols[None, :]).T.astype(np.float64)
     remaining = None if tl is None else max(1e-3, tl - (time.perf_counter() - t_start))
-    res = _solve_milp(dem.values * scale, inc, s, d * scale, lb * scale, ub * scale, remaining)
+    res = _solve_milp(dem.values * scale, inc, s, d * scale, lb * scale, ub * scale, remaining, nl)
     nodes = int(getattr(res, "mip_node_count", 0) or 0)
     status = _STATUS.get(int(res.status), "error")
+    if status == "error" and nl is not None and "Status 16" in str(res.message):
+        # scipy does not know HiGHS's code for a reached node limit (16); it is a limit, not a failure.
+        status = "time_limit"
     dual = _dual(res, lb * scale) / scale
     best = incumbent
     if res.x is not None:
@@ -517,7 +542,14 @@ def solve_exact(
 
 
 def _solve_milp(
-    dv: FloatArray, inc: FloatArray, s: int, ds: float, t_lo: float, t_hi: float, time_limit: float | None
+    dv: FloatArray,
+    inc: FloatArray,
+    s: int,
+    ds: float,
+    t_lo: float,
+    t_hi: float,
+    time_limit: float | None,
+    node_limit: int | None = None,
 ) -> Any:
     """Solve the matching MILP (scaled units) with the makespan restricted to [t_lo, t_hi]."""
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -589,7 +621,7 @@ def _solve_milp(
         integrality=integrality,
         bounds=Bounds(lbs, ubv),
         constraints=LinearConstraint(a, np.concatenate(lo), np.concatenate(hi)),
-        options=_milp_options(time_limit),
+        options=_milp_options(time_limit, node_limit),
     )
 
 
@@ -610,3 +642,61 @@ def _repair(
         short = dem.values - inc @ dur.sum(axis=0)
     assignment: Assignment = [[(k, float(dur[b, k])) for k in range(nm) if dur[b, k] > 0] for b in range(s)]
     return Schedule(ports=dem.n, delta=delta, switches=timeline(assignment, mats, delta), algorithm="milp")
+
+
+#: :func:`near_optimal` runs the MILP when switches x maximal matchings is at most this (the
+#: number of binaries; beyond it 200 nodes take seconds).
+NEAR_OPTIMAL_SIZE = 200
+#: Branch-and-bound nodes :func:`near_optimal` gives the MILP (deterministic, unlike seconds).
+NEAR_OPTIMAL_NODES = 200
+
+
+def near_optimal(
+    demand: Demand,
+    *,
+    switches: int,
+    delta: float,
+    node_limit: int = NEAR_OPTIMAL_NODES,
+    time_limit: float | None = 2.0,
+) -> tuple[tuple[tuple[Configuration, ...], ...], int, str, float | None]:
+    """Return the ``spectra-opt`` schedule: the best of spectra-pack, its LP improvement and a short MILP.
+
+    On a small model (switches x maximal matchings <= :data:`NEAR_OPTIMAL_SIZE`, n <=
+    :data:`MAX_PORTS`) :func:`solve_exact` runs for ``node_limit`` nodes from the
+    ``spectra-opt`` incumbent, so the result is never worse than
+    :func:`ocsched.improve.improve_schedule` (itself never worse than ``spectra-pack``); a proof
+    of optimality found on the way is kept. Otherwise the LP improvement alone.
+
+    The node limit makes the result independent of the machine; ``time_limit`` (seconds) is a
+    safety net for the rare model where 200 nodes are slow, and when it ends the MILP the
+    result depends on the machine's speed.
+
+    Returns
+    -------
+    configurations, splits, status, dual_bound
+        Per-switch configurations, extra pieces, ``"optimal"`` when proved (else
+        ``"heuristic"``), and the MILP's dual bound when it ran (else None).
+
+    Examples
+    --------
+    >>> confs, splits, status, dual = near_optimal(
+    ...     Demand.from_matrix([[0, 2, 1], [2, 0, 1], [1, 1, 0]]), switches=1, delta=0.25
+    ... )
+    >>> round(max(c.end for c in confs[0]), 6), status
+    (3.75, 'optimal')
+    """
+    if demand.n <= MAX_PORTS and demand.nnz:
+        try:
+            small = switches * len(maximal_matchings(demand, limit=NEAR_OPTIMAL_SIZE)) <= NEAR_OPTIMAL_SIZE
+        except InvalidInputError:
+            small = False
+        if small:
+            res = solve_exact(
+                demand, switches=switches, delta=delta, time_limit=time_limit, node_limit=node_limit
+            )
+            # res.schedule is the best of the MILP's answer and its incumbents (spectra-opt's among
+            # them) whatever the status, so it is never worse than improve_schedule.
+            dual = res.dual_bound if res.status in ("optimal", "time_limit") else None
+            return res.schedule.switches, 0, "optimal" if res.optimal else "heuristic", dual
+    confs, splits = improve_schedule(demand, switches=switches, delta=delta)
+    return confs, splits, "heuristic", None

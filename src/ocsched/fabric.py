@@ -13,8 +13,9 @@ checks that a description is well formed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
@@ -68,18 +69,23 @@ class SwitchDown:
 
 @dataclass(frozen=True)
 class LinkDown:
-    """The link between ``port`` and switch ``switch`` has failed: no circuit from or to ``port`` there.
+    """The link between ``port`` and switch ``switch`` fails at ``start`` (default 0: from the outset).
+
+    From ``start`` on, no circuit from or to ``port`` can be lit on that switch; a configuration
+    using the port there must end by ``start``.
 
     >>> LinkDown(port=3, switch=1)
-    LinkDown(port=3, switch=1)
+    LinkDown(port=3, switch=1, start=0.0)
     """
 
     port: int
     switch: int
+    start: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
         object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
+        object.__setattr__(self, "start", check_number(self.start, "failed link start", low=0.0))
 
 
 @dataclass(frozen=True)
@@ -130,12 +136,18 @@ class Fabric:
 
     @classmethod
     def uniform(cls, switches: int, delta: float, *, model: str = "all-stop") -> Fabric:
-        """Return ``switches`` identical switches of delay ``delta`` and rate 1 that never fail."""
+        """Return ``switches`` identical switches of delay ``delta`` and rate 1 that never fail.
+
+        >>> Fabric.uniform(2, 0.5, model="partial").model
+        'partial'
+        """
         s = check_switches(switches)
         return cls((Switch(check_delta(delta)),) * s, model=model)
 
     @classmethod
-    def from_deltas(cls, deltas: Iterable[float], *, rates: Sequence[float] | None = None) -> Fabric:
+    def from_deltas(
+        cls, deltas: Iterable[float], *, rates: Sequence[float] | None = None, model: str = "all-stop"
+    ) -> Fabric:
         """Return one switch per delay (rates default to 1).
 
         >>> Fabric.from_deltas([0.01, 0.04]).deltas
@@ -145,7 +157,7 @@ class Fabric:
         rs = [1.0] * len(ds) if rates is None else list(rates)
         if len(rs) != len(ds):
             raise InvalidInputError(f"`rates` must have one entry per switch ({len(ds)}); got {len(rs)}")
-        return cls(tuple(Switch(d, r) for d, r in zip(ds, rs, strict=True)))
+        return cls(tuple(Switch(d, r) for d, r in zip(ds, rs, strict=True)), model=model)
 
     @property
     def size(self) -> int:
@@ -179,3 +191,108 @@ class Fabric:
         for link in self.failed_links:
             if link.port >= ports:
                 raise InvalidInputError(f"failed link {link!r} names a port outside 0..{ports - 1}")
+
+    def windows(self, switch: int) -> list[tuple[float, float]]:
+        """Return the down windows of ``switch`` as sorted ``(start, end)`` pairs.
+
+        >>> Fabric.from_deltas([0.1, 0.1]).windows(0)
+        []
+        """
+        return sorted((d.start, d.end) for d in self.down if d.switch == switch)
+
+    def failed_ports(self, switch: int) -> dict[int, float]:
+        """Return ``{port: time its link to switch fails}`` (the earliest, if listed twice)."""
+        out: dict[int, float] = {}
+        for x in self.failed_links:
+            if x.switch == switch:
+                out[x.port] = min(x.start, out.get(x.port, math.inf))
+        return out
+
+    def with_failures(self, down: Iterable[SwitchDown] = (), failed_links: Iterable[LinkDown] = ()) -> Fabric:
+        """Return this fabric with more down windows and failed links.
+
+        >>> Fabric.uniform(2, 0.1).with_failures([SwitchDown(1, 0.5)]).down
+        (SwitchDown(switch=1, start=0.5, end=inf),)
+        """
+        return Fabric(
+            self.switches, self.down + tuple(down), self.failed_links + tuple(failed_links), model=self.model
+        )
+
+    def with_model(self, model: str) -> Fabric:
+        """Return this fabric with reconfiguration model ``model``."""
+        return Fabric(self.switches, self.down, self.failed_links, model=model)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON/TOML-ready form read by :meth:`from_dict`.
+
+        >>> Fabric.from_dict(Fabric.from_deltas([0.1, 0.2]).to_dict()) == Fabric.from_deltas([0.1, 0.2])
+        True
+        """
+        return {
+            "model": self.model,
+            "switches": [{"delta": x.delta, "rate": x.rate} for x in self.switches],
+            "down": [
+                {"switch": d.switch, "start": d.start, **({} if d.end == math.inf else {"end": d.end})}
+                for d in self.down
+            ],
+            "failed_links": [
+                {"port": x.port, "switch": x.switch, "start": x.start} for x in self.failed_links
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, name: str = "fabric") -> Fabric:
+        """Build a fabric from its mapping form (a parsed FABRIC.toml).
+
+        Keys: ``model`` (``"all-stop"`` or ``"partial"``, default all-stop); ``switches``: a list of
+        ``{delta, rate = 1, count = 1}`` (``count`` repeats the entry); ``down``: a list of
+        ``{switch, start, end}`` (no ``end``: down for good); ``failed_links``: a list of
+        ``{port, switch, start = 0}``. Unknown keys are refused.
+
+        >>> f = Fabric.from_dict({"switches": [{"delta": 0.01, "count": 2}, {"delta": 0.1, "rate": 2}]})
+        >>> f.deltas, f.rates
+        ((0.01, 0.01, 0.1), (1.0, 1.0, 2.0))
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(f"`{name}` must be a table/object; got {type(data).__name__}")
+        _only(data, {"model", "switches", "down", "failed_links"}, name)
+        switches: list[Switch] = []
+        for k, sw in enumerate(_list(data, "switches", name)):
+            where = f"{name}.switches[{k}]"
+            _only(sw, {"delta", "rate", "count"}, where)
+            if "delta" not in sw:
+                raise InvalidInputError(f"`{where}.delta` is missing")
+            count = check_int(sw.get("count", 1), f"{where}.count", minimum=1, maximum=100_000)
+            switches.extend([Switch(sw["delta"], sw.get("rate", 1.0))] * count)
+        down = []
+        for k, d in enumerate(_list(data, "down", name)):
+            where = f"{name}.down[{k}]"
+            _only(d, {"switch", "start", "end"}, where)
+            if "switch" not in d or "start" not in d:
+                raise InvalidInputError(f"`{where}` needs `switch` and `start`")
+            down.append(SwitchDown(d["switch"], d["start"], d.get("end", math.inf)))
+        links = []
+        for k, x in enumerate(_list(data, "failed_links", name)):
+            where = f"{name}.failed_links[{k}]"
+            _only(x, {"port", "switch", "start"}, where)
+            if "port" not in x or "switch" not in x:
+                raise InvalidInputError(f"`{where}` needs `port` and `switch`")
+            links.append(LinkDown(x["port"], x["switch"], x.get("start", 0.0)))
+        if not switches:
+            raise InvalidInputError(f"`{name}.switches` must list at least one switch")
+        return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"))
+
+
+def _only(data: object, keys: set[str], where: str) -> None:
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"`{where}` must be a table/object; got {data!r}")
+    extra = sorted(set(data) - keys)
+    if extra:
+        raise InvalidInputError(f"`{where}` has unknown key {extra[0]!r}; valid: {', '.join(sorted(keys))}")
+
+
+def _list(data: Mapping[str, Any], key: str, name: str) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise InvalidInputError(f"`{name}.{key}` must be a list; got {value!r}")
+    return value

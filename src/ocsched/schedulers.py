@@ -9,6 +9,7 @@ functions. Either way a scheduler returns a :class:`Result`, which :func:`schedu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -21,14 +22,14 @@ from numpy.typing import ArrayLike
 
 from ocsched._checks import check_choice, check_delta, check_switches
 from ocsched._version import __version__
-from ocsched.assign import place, timeline
+from ocsched.assign import PLACEMENTS, bff_timeline, place, place_on_fabric, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
-from ocsched.exact import DEFAULT_TIME_LIMIT, MAX_PORTS, solve_exact
+from ocsched.exact import DEFAULT_TIME_LIMIT, MAX_PORTS, near_optimal, solve_exact
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
-from ocsched.split import Order, balanced_split, split_flows
+from ocsched.split import Order, balanced_split, split_flows, split_share
 
 __all__ = [
     "FEATURES",
@@ -90,23 +91,35 @@ class Scheduler:
         Larger demands are refused (the exact solver).
     supports : frozenset of str
         Fabric features (:data:`FEATURES`) it handles; others are refused with a clear error.
+    requires : frozenset of str
+        Fabric features it cannot do without (``spectra-bff`` needs ``"partial"``).
     """
 
     run: SchedulerFn
     description: str
     max_ports: int | None = None
     supports: frozenset[str] = frozenset()
+    requires: frozenset[str] = frozenset()
 
 
 def pipeline(decomposer: str, placement: str) -> SchedulerFn:
     """Return a scheduler that decomposes with ``decomposer`` and places with ``placement``."""
 
     def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
-        delta = fabric.deltas[0]
-        dec = decompose(demand, method=decomposer, delta=delta)
-        return Result(*place(dec, switches=fabric.size, delta=delta, method=placement))
+        if fabric.is_uniform:
+            delta = fabric.deltas[0]
+            dec = decompose(demand, method=decomposer, delta=delta)
+            return Result(*place(dec, switches=fabric.size, delta=delta, method=placement))
+        # The decomposers see one delay: the rate-weighted mean, what a unit of work pays on average.
+        mean = float(np.average(fabric.deltas, weights=fabric.rates))
+        dec = decompose(demand, method=decomposer, delta=mean)
+        return Result(*place_on_fabric(dec, fabric, method=placement, demand=demand))
 
     return run
+
+
+#: Every fabric feature: pipelines place by finish time on any fabric (see ``place_on_fabric``).
+ALL_FEATURES = frozenset({"heterogeneous", "failures", "partial"})
 
 
 def _single_switch(dec: Decomposition, delta: float) -> tuple[Configuration, ...]:
@@ -173,16 +186,118 @@ def split_schedule(
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
     def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
-        sched = split_schedule(demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method)
-        return Result(*sched)
+        if fabric.is_uniform:
+            sched = split_schedule(
+                demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method
+            )
+            return Result(*sched)
+        return Result(*_capacity_split(demand, fabric, rng, method))
 
     return run
+
+
+def capacity_shares(demand: Demand, fabric: Fabric) -> list[float]:
+    """Return the share of D each switch gets so that all would finish together (baseline on a fabric).
+
+    With R the largest line sum and Delta the most nonzeros in a line, a share f of D keeps switch
+    b busy about ``f R / r_b + Delta delta_b``; equal finish times T give
+    ``f_b = r_b (T - Delta delta_b) / R`` with ``T = (R + Delta sum r_b delta_b) / sum r_b``.
+    Switches too slow to help (f_b <= 0) get nothing and the others are renormalised.
+
+    >>> from ocsched.fabric import Switch
+    >>> d = Demand.from_matrix([[0, 4], [4, 0]])
+    >>> capacity_shares(d, Fabric((Switch(0.0), Switch(0.0, rate=3.0))))
+    [0.25, 0.75]
+    """
+    r = np.array(fabric.rates)
+    dl = np.array(fabric.deltas)
+    big, deg = max(demand.max_line_sum, 1e-300), demand.max_degree
+    t = (big + deg * float((r * dl).sum())) / float(r.sum())
+    f = np.maximum(r * (t - deg * dl) / big, 0.0)
+    if f.sum() <= 0:
+        f = r.copy()
+    return [float(x) for x in f / f.sum()]
+
+
+def _capacity_split(
+    demand: Demand, fabric: Fabric, rng: RngLike, method: Literal["spectra", "eclipse"]
+) -> tuple[Switches, int]:
+    """The baseline on a heterogeneous fabric: split D by :func:`capacity_shares`, one switch per part."""
+    shares = capacity_shares(demand, fabric)
+    gen = np.random.default_rng(rng)
+    parts = np.zeros((fabric.size, demand.nnz))
+    values = demand.values.astype(np.float64)
+    left = 1.0
+    for b, f in enumerate(shares):
+        if b == fabric.size - 1 or left <= 0:
+            parts[b] = values
+            break
+        share = f / left
+        on = values > 0
+        if share <= 0 or not on.any():
+            continue
+        if share >= 1:
+            parts[b] = values
+            values = np.zeros_like(values)
+            break
+        sub = Demand(demand.n, demand.rows[on], demand.cols[on], values[on])
+        y = np.zeros_like(values)
+        y[on] = split_share(sub, share, rng=gen)
+        parts[b] = y
+        values = np.where(y == values, 0.0, np.maximum(values - y, 0.0))
+        left -= f
+    out: list[tuple[Configuration, ...]] = []
+    for b, vals in enumerate(parts):
+        on = vals > 0
+        d, r = fabric.deltas[b], fabric.rates[b]
+        if not on.any():
+            out.append(())
+            continue
+        sub = Demand(demand.n, demand.rows[on], demand.cols[on], vals[on])
+        dec = decompose(sub, method=method, delta=d)
+        out.append(timeline([[(l, float(w) / r) for l, w in enumerate(dec.weights)]], dec.perms, d)[0])
+    return tuple(out), split_flows(parts)
+
+
+def _bff(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """Spectra (partial reconfig), after the Spectra authors' ``alg2_BFF``.
+
+    Spectra's permutations are placed by greedy + equalization (as ``spectra``); each switch then
+    serves the sum of its pieces circuit by circuit with :func:`~ocsched.assign.bff_timeline`.
+
+    Delay model assumed: this package's partial model (:mod:`ocsched.timing`): a port whose
+    circuit changes is dark for its switch's delta before the new circuit (input *and* output),
+    every port starts dark (the first circuits at delta), and circuits never change mid-entry.
+    The authors' code charges the delay on the input port only (an output is reused the moment
+    its circuit ends), starts at time 0 without a delay, stops once the residual's Frobenius
+    norm is below epsilon (leaving demand unserved), and places with one delta for all switches;
+    here every entry is served and each switch's own delta and rate are used.
+    """
+    deltas, rates = np.array(fabric.deltas), np.array(fabric.rates)
+    mean = float(np.average(deltas, weights=rates))
+    dec = decompose(demand, method="spectra", delta=mean)
+    assignment, splits = PLACEMENTS["equalize"].func(dec.weights, fabric.size, mean)
+    out = []
+    for b, sw in enumerate(assignment):
+        sub = np.zeros((demand.n, demand.n))
+        for l, w in sw:
+            (i,) = np.nonzero(dec.perms[l] >= 0)
+            sub[i, dec.perms[l][i]] += w / rates[b]
+        confs = bff_timeline(sub, float(deltas[b]))
+        if confs is None:  # entries below the times' resolution: one configuration per piece
+            confs = timeline([[(l, w / rates[b]) for l, w in sw]], dec.perms, float(deltas[b]))[0]
+        out.append(confs)
+    return Result(tuple(out), splits)
 
 
 def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     """Spectra's decomposition of D/s, the same single-switch schedule on every switch."""
     one = _single_switch(decompose(demand.scaled(1.0 / fabric.size)), fabric.deltas[0])
     return Result((one,) * fabric.size)
+
+
+def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    return Result(*near_optimal(demand, switches=fabric.size, delta=fabric.deltas[0]))
 
 
 def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
@@ -204,16 +319,32 @@ SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
         "Spectra: Delta permutations, LP-refit weights, greedy placement, equalization",
+        supports=ALL_FEATURES,
     ),
     "spectra-noeq": Scheduler(
-        pipeline("spectra", "greedy"), "Spectra without the equalization step (greedy placement only)"
+        pipeline("spectra", "greedy"),
+        "Spectra without the equalization step (greedy placement only)",
+        supports=ALL_FEATURES,
     ),
     "spectra-pack": Scheduler(
         pipeline("spectra", "pack"),
         "Spectra's permutations placed by bisection on the makespan (never worse than spectra)",
+        supports=ALL_FEATURES,
+    ),
+    "spectra-opt": Scheduler(
+        _opt,
+        "spectra-pack improved: piece lengths re-fit by LP, pieces dropped; a short MILP on tiny supports",
+    ),
+    "spectra-bff": Scheduler(
+        _bff,
+        "Spectra authors' partial-reconfiguration variant: Spectra placement, per-port BFF per switch",
+        supports=frozenset({"partial"}),
+        requires=frozenset({"partial"}),
     ),
     "baseline": Scheduler(
-        _split("spectra"), "Paper's baseline: balanced split into s sub-matrices, Spectra per switch"
+        _split("spectra"),
+        "Paper's baseline: balanced split into s sub-matrices (by capacity on a fabric), Spectra per switch",
+        supports=frozenset({"heterogeneous"}),
     ),
     "baseline-eclipse": Scheduler(
         _split("eclipse"), "Balanced split into s sub-matrices, Eclipse per switch"
@@ -222,13 +353,17 @@ SCHEDULERS: dict[str, Scheduler] = {
     "eclipse": Scheduler(
         pipeline("eclipse", "equalize"),
         "Eclipse greedy decomposition (max served/(alpha+delta)), Spectra placement",
+        supports=ALL_FEATURES,
     ),
     "solstice": Scheduler(
-        pipeline("solstice", "equalize"), "Solstice: QuickStuff + power-of-two slicing, Spectra placement"
+        pipeline("solstice", "equalize"),
+        "Solstice: QuickStuff + power-of-two slicing, Spectra placement",
+        supports=ALL_FEATURES,
     ),
     "bvn": Scheduler(
         pipeline("bvn", "equalize"),
         "Birkhoff-von Neumann on the stuffed matrix (max-bottleneck matchings), Spectra placement",
+        supports=ALL_FEATURES,
     ),
     "exact": Scheduler(
         _exact,
@@ -279,6 +414,47 @@ def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | No
     if switches is None or delta is None:
         raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
     return Fabric.uniform(check_switches(switches), check_delta(delta))
+
+
+#: Wider demands are scheduled on the sub-matrix of the ports that carry traffic (the schedulers
+#: and their peers use arrays of n entries per matching, some n x n), and mapped back.
+DENSE_PORTS = 10_000
+
+
+def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
+    """Run ``sch`` on the ports that carry traffic, then map the circuits back to ``dem.n`` ports.
+
+    Idle ports never hold a circuit that serves anything, so the schedule is the same one the
+    scheduler would build on the sub-matrix; memory follows the active ports, not n.
+    """
+    active = np.unique(np.concatenate([dem.rows, dem.cols]))
+    if active.size > DENSE_PORTS:
+        raise InvalidInputError(
+            f"`demand` has {active.size} ports that carry traffic; at most {DENSE_PORTS} are supported"
+        )
+    # Invariant: `active` is sorted and holds every row and column index, so the map is exact.
+    small = Demand(
+        max(int(active.size), 1),
+        np.searchsorted(active, dem.rows),
+        np.searchsorted(active, dem.cols),
+        dem.values,
+    )
+    on = set(active.tolist())
+    links = tuple(
+        dataclasses.replace(link, port=int(np.searchsorted(active, link.port)))
+        for link in fab.failed_links
+        if link.port in on
+    )
+    res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng)
+    switches = tuple(
+        tuple(
+            Configuration.sparse(c.start, c.duration, active[ins], active[c.perm[ins]], ports=dem.n)
+            for c in sw
+            for ins in [np.nonzero(c.perm >= 0)[0]]
+        )
+        for sw in res.switches
+    )
+    return dataclasses.replace(res, switches=switches)
 
 
 def schedule(
@@ -344,16 +520,22 @@ def schedule(
             f"algorithm {algorithm!r} does not support {', '.join(sorted(missing))} fabrics "
             f"(it supports: {can})"
         )
-    s, d = fab.size, fab.deltas[0]
+    lacking = sch.requires - fabric_features(fab)
+    if lacking:
+        raise InvalidInputError(
+            f"algorithm {algorithm!r} needs a fabric with {', '.join(sorted(lacking))} "
+            "(for partial: Fabric(..., model='partial'), --reconfiguration partial)"
+        )
+    s, d = fab.size, max(fab.deltas)
     t0 = time.perf_counter()
-    res = sch.run(dem, fab, rng)
+    res = _run_on_active_ports(sch, dem, fab, rng) if dem.n > DENSE_PORTS else sch.run(dem, fab, rng)
     elapsed = time.perf_counter() - t0
     return Schedule(
         ports=dem.n,
         delta=d,
         switches=res.switches,
         algorithm=algorithm,
-        lower_bound=lower_bound(dem, switches=s, delta=d),
+        lower_bound=lower_bound(dem, fabric=fab),
         splits=res.splits,
         meta={
             "ocsched_version": __version__,
@@ -363,4 +545,5 @@ def schedule(
         },
         status=res.status,
         dual_bound=res.dual_bound,
+        fabric=None if fab.is_uniform else fab,
     )

@@ -8,7 +8,8 @@ array whose columns add up to ``demand.values``.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +21,7 @@ from ocsched.model import Demand
 __all__ = ["balanced_split", "split_flows", "split_share"]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 #: Relative slack under which an entry counts as tight (0 or whole): avoids slivers of 1e-17
 #: that would each cost a whole configuration downstream.
@@ -69,7 +71,8 @@ def split_share(
     path is cut back before its first flow that became tight. A node whose only loose flow left
     is the one it was reached by is a dead end: that flow lies on no cycle, so it is final (it
     stays split) and the walk backs up. Each step extends the path, finalises a flow or makes
-    one tight, so the walk costs O(nnz * n).
+    one tight, so the walk costs O(nnz * n). It runs compiled (numba); the cycles' directions
+    come from ``nnz + 1`` uniform draws taken up front (the numbers one draw per cycle would give).
 
     Invariant: the final loose flows form a forest (a test checks it), so at most ``2n - 1``
     flows are split.
@@ -90,74 +93,142 @@ def split_share(
     return y
 
 
-def _cancel(cycle: list[int], x: FloatArray, y: FloatArray, gen: np.random.Generator) -> set[int]:
-    """Add +-eta alternately around ``cycle`` (consecutive flows); return the flows made tight."""
-    cyc = np.array(cycle, dtype=np.int64)
-    sign = np.where(np.arange(cyc.size) % 2 == 0, 1.0, -1.0)
-    if gen.random() < 0.5:
-        sign = -sign
-    room = np.where(sign > 0, x[cyc] - y[cyc], y[cyc])
-    k = int(np.argmin(room))
-    yc, xc = y[cyc] + sign * float(room[k]), x[cyc]
-    # The limiting flow lands exactly on its bound; others within rounding are snapped too.
-    yc[k] = xc[k] if sign[k] > 0 else 0.0
-    low = yc <= _TIGHT * xc
-    high = xc - yc <= _TIGHT * xc
-    yc[low] = 0.0
-    yc[high] = xc[high]
-    y[cyc] = yc
-    return set(cyc[low | high].tolist())
+def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
+    try:  # numba is a dependency; the plain-Python walk is the fallback where it is missing
+        from numba import njit
+    except ImportError:  # pragma: no cover
+        return func
+    return njit(cache=True, nogil=True)(func)
+
+
+@_jit
+def _walk(
+    n: int,
+    us: IntArray,
+    vs: IntArray,
+    x: FloatArray,
+    y: FloatArray,
+    adj_ptr: IntArray,
+    adj: IntArray,
+    starts: IntArray,
+    coins: FloatArray,
+    tight_rel: float,
+) -> int:
+    """The cycle-cancelling walk of :func:`split_share` on arrays; returns the coins used."""
+    m = x.size
+    dead = np.zeros(m, dtype=np.bool_)  # tight or final: out of the graph for good
+    head = adj_ptr[:-1].copy()  # first possibly-alive slot of each node's list
+    pos = np.full(2 * n, -1, dtype=np.int64)
+    path = np.empty(2 * n + 1, dtype=np.int64)
+    edges = np.empty(2 * n + 1, dtype=np.int64)
+    cyc = np.empty(2 * n + 2, dtype=np.int64)
+    sign = np.empty(2 * n + 2)
+    used = 0
+    for start in starts:
+        k = head[start]
+        while k < adj_ptr[start + 1] and dead[adj[k]]:
+            k += 1
+        head[start] = k
+        if k == adj_ptr[start + 1]:
+            continue
+        npath = 1
+        nedge = 0
+        path[0] = start
+        pos[start] = 0
+        while npath > 0:
+            a = path[npath - 1]
+            came = edges[nedge - 1] if nedge > 0 else -1
+            k = head[a]
+            while k < adj_ptr[a + 1] and dead[adj[k]]:
+                k += 1
+            head[a] = k
+            nxt = -1
+            while k < adj_ptr[a + 1]:
+                f = adj[k]
+                if not dead[f] and f != came:
+                    nxt = f
+                    break
+                k += 1
+            if nxt < 0:
+                # Dead end: every other flow at a is tight or final, so `came` is on no cycle.
+                pos[a] = -1
+                npath -= 1
+                if nedge > 0:
+                    nedge -= 1
+                    dead[edges[nedge]] = True
+                continue
+            b = us[nxt] + vs[nxt] - a
+            if pos[b] < 0:
+                pos[b] = npath
+                path[npath] = b
+                npath += 1
+                edges[nedge] = nxt
+                nedge += 1
+                continue
+            p0 = pos[b]
+            c = 0
+            for t in range(p0, nedge):
+                cyc[c] = edges[t]
+                c += 1
+            cyc[c] = nxt
+            c += 1
+            flip = coins[used] < 0.5
+            used += 1
+            kmin = 0
+            best = np.inf
+            for t in range(c):
+                sg = 1.0 if t % 2 == 0 else -1.0
+                if flip:
+                    sg = -sg
+                sign[t] = sg
+                f = cyc[t]
+                room = x[f] - y[f] if sg > 0 else y[f]
+                if room < best:
+                    best = room
+                    kmin = t
+            for t in range(c):
+                f = cyc[t]
+                xf = x[f]
+                yc = y[f] + sign[t] * best
+                if t == kmin:  # the limiting flow lands exactly on its bound
+                    yc = xf if sign[t] > 0 else 0.0
+                if yc <= tight_rel * xf:
+                    yc = 0.0
+                    dead[f] = True
+                elif xf - yc <= tight_rel * xf:
+                    yc = xf
+                    dead[f] = True
+                y[f] = yc
+            cut = -1
+            for t in range(p0, nedge):
+                if dead[edges[t]]:
+                    cut = t
+                    break
+            if cut >= 0:
+                for t in range(cut + 1, npath):
+                    pos[path[t]] = -1
+                npath = cut + 1
+                nedge = cut
+    return used
 
 
 def _cancel_cycles(demand: Demand, y: FloatArray, gen: np.random.Generator, order: Order) -> None:
     n, x = demand.n, demand.values
-    us = demand.rows.tolist()
-    vs = (demand.cols + n).tolist()  # column j is node n + j
+    us = demand.rows
+    vs = demand.cols + n  # column j is node n + j
     shuffle = order == "random"
-    # adj[node]: its loose flows not yet known to be in the final forest, in scanning order.
-    adj: list[dict[int, None]] = [{} for _ in range(2 * n)]
-    for e in (gen.permutation(x.size) if shuffle else np.arange(x.size)).tolist():
-        adj[us[e]][e] = None
-        adj[vs[e]][e] = None
-
-    def drop(f: int) -> None:
-        del adj[us[f]][f]
-        del adj[vs[f]][f]
-
-    pos = [-1] * (2 * n)  # position of a node on the current path, -1 if off it
-    for start in (gen.permutation(2 * n) if shuffle else np.arange(2 * n)).tolist():
-        if not adj[start]:
-            continue
-        path = [start]
-        edges: list[int] = []  # edges[k] joins path[k] and path[k + 1]
-        pos[start] = 0
-        while path:
-            a = path[-1]
-            came = edges[-1] if edges else -1
-            nxt = next((f for f in adj[a] if f != came), -1)
-            if nxt < 0:
-                # Dead end: every other flow at a is tight or final, so `came` is on no cycle.
-                pos[a] = -1
-                path.pop()
-                if edges:
-                    drop(edges.pop())
-                continue
-            b = us[nxt] + vs[nxt] - a
-            if pos[b] < 0:
-                pos[b] = len(path)
-                path.append(b)
-                edges.append(nxt)
-                continue
-            p0 = pos[b]
-            tight = _cancel([*edges[p0:], nxt], x, y, gen)
-            for f in tight:
-                drop(f)
-            cut = next((k for k in range(p0, len(edges)) if edges[k] in tight), None)
-            if cut is not None:
-                for node in path[cut + 1 :]:
-                    pos[node] = -1
-                del path[cut + 1 :]
-                del edges[cut:]
+    scan = gen.permutation(x.size) if shuffle else np.arange(x.size)
+    # Each node's flows in scanning order (CSR over the 2n nodes).
+    node = np.concatenate([us[scan], vs[scan]])
+    flow = np.concatenate([scan, scan])
+    by_node = np.argsort(node, kind="stable")
+    adj = flow[by_node].astype(np.int64)
+    adj_ptr = np.zeros(2 * n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(node, minlength=2 * n), out=adj_ptr[1:])
+    starts = gen.permutation(2 * n) if shuffle else np.arange(2 * n)
+    # One coin per cancelled cycle (the direction); each cancellation makes a flow tight.
+    coins = gen.random(x.size + 1)
+    _walk(n, us, vs, x, y, adj_ptr, adj, starts.astype(np.int64), coins, _TIGHT)
 
 
 def balanced_split(

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched._checks import check_delta
-from ocsched.errors import InvalidScheduleError
-from ocsched.model import Demand, Schedule, as_demand
-from ocsched.timing import timing_violations
+from ocsched._checks import check_delta, check_switches
+from ocsched.errors import InvalidInputError, InvalidScheduleError
+from ocsched.fabric import Fabric, Switch
+from ocsched.model import Configuration, Demand, Schedule, as_demand
+from ocsched.timing import held_times, switch_violations
 
 __all__ = ["ValidationReport", "Violation", "validate"]
 
-#: Relative tolerance: demand counts as served within ``TOL * max(D)``; times within ``TOL * makespan``.
+#: Relative tolerance: an entry counts as served within ``TOL`` times the larger sum of its row and
+#: column; a delay is respected within ``TOL * delta`` (plus a few ulps of the times compared).
 TOL = 1e-9
 
 
@@ -26,7 +29,8 @@ class Violation:
     Attributes
     ----------
     kind : str
-        ``"ports"``, ``"delta"``, ``"matching"``, ``"duration"``, ``"timing"`` or ``"unserved"``.
+        ``"ports"``, ``"switches"``, ``"delta"``, ``"rate"``, ``"model"``, ``"matching"``,
+        ``"duration"``, ``"timing"``, ``"down"``, ``"link"`` or ``"unserved"``.
     message : str
         Human-readable detail naming the switch, configuration or entry.
     """
@@ -76,16 +80,25 @@ def validate(
     schedule: Schedule,
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
+    fabric: Fabric | None = None,
     delta: float | None = None,
+    switches: int | None = None,
     tol: float = TOL,
     max_violations: int = 1000,
 ) -> ValidationReport:
     """Check that ``schedule`` is valid for ``demand`` and return every violation.
 
     A schedule is valid when every configuration is a matching on the demand's ports with a
-    finite duration >= 0, each configuration starts at least ``delta`` after the previous one on
-    its switch ends (the first at ``delta`` or later), and every demand entry is served: the time
-    its circuit is held, summed over switches, is at least the entry minus ``tol * max(D)``.
+    finite start, duration >= 0 and end, every switch follows the reconfiguration rule of its
+    fabric (:mod:`ocsched.timing`: per-switch delay, down windows, failed links, all-stop or
+    partial), and every demand entry is served: the demand its circuit carries (held time times
+    the switch's rate, summed over switches) is at least the entry minus ``tol`` times the larger
+    of the entry's row and column sums.
+
+    The schedule is checked against its own fabric (:meth:`Schedule.on_fabric`) and, when
+    ``fabric``, ``delta`` or ``switches`` is given, against that too: a schedule claiming a
+    smaller delay, a higher rate, a more lenient model or another number of switches than the
+    real fabric is reported, and so is a ``meta["switches"]`` that disagrees with the switches.
 
     Parameters
     ----------
@@ -93,13 +106,20 @@ def validate(
         The schedule to check.
     demand : array_like, sparse matrix or Demand
         The demand it must serve.
+    fabric : Fabric, optional
+        The real fabric to check against as well.
     delta : float, optional
-        The fabric's real reconfiguration delay, to check timing against instead of the delay the
-        schedule claims (a schedule that claims a smaller delay is then reported).
+        The real uniform delay (shortcut: the schedule's fabric with every delay set to ``delta``).
+    switches : int, optional
+        The real number of switches.
     tol : float
-        Relative tolerance for serving and timing.
+        Relative tolerance (see :data:`TOL`); no absolute floor, so it holds at any scale.
     max_violations : int
         Stop listing after this many (the report says so in its last entry).
+
+    Notes
+    -----
+    Memory is proportional to the circuits (never a ports-long array per configuration).
 
     Examples
     --------
@@ -107,6 +127,8 @@ def validate(
     >>> d = [[0, 1], [2, 0]]
     >>> validate(schedule(d, switches=2, delta=0.1), d).ok
     True
+    >>> [v.kind for v in validate(schedule(d, switches=2, delta=0.1), d, switches=3).violations]
+    ['switches']
     """
     dem = as_demand(demand)
     out: list[Violation] = []
@@ -118,68 +140,93 @@ def validate(
             out.append(Violation("truncated", f"more than {max_violations} violations; stopped listing"))
 
     n = schedule.ports
+    s = len(schedule.switches)
     if n != dem.n:
         add("ports", f"schedule has {n} ports but the demand is {dem.n} x {dem.n}")
-    if delta is None:
-        delta = schedule.delta
-    else:
-        delta = check_delta(delta)
-        if schedule.delta < delta:
-            add("delta", f"schedule assumes delta {schedule.delta:.12g}, below the fabric's {delta:.12g}")
-    if not (np.isfinite(delta) and delta >= 0):
-        add("delta", f"schedule delta must be a finite number >= 0; got {delta!r}")
-        delta = 0.0  # still check that configurations do not overlap
-    ends = [c.end for sw in schedule.switches for c in sw if np.isfinite(c.end)]
-    scale_t = tol * max(1.0, max(ends, default=0.0))
-    # Served time is totalled sparsely (flat index i * n + j): never an n x n array.
+    claimed = schedule.meta.get("switches") if isinstance(schedule.meta, Mapping) else None
+    if isinstance(claimed, int) and not isinstance(claimed, bool) and claimed != s:
+        add("switches", f"schedule has {s} switches but its meta.switches says {claimed}")
+    if switches is not None and check_switches(switches) != s:
+        add("switches", f"schedule has {s} switches but the fabric has {switches}")
+    own = _own_fabric(schedule, add)
+    real = _real_fabric(own, fabric, delta)
+    if real is not None:
+        _compare(own, real, s, add)
+    fabrics = [own] if real is None or real == own or real.size != s else [own, real]
+    checked = fabrics[-1]
+    confs = [[_as_tuple(c) for c in sw] for sw in schedule.switches]
+
+    # Served demand is totalled sparsely (flat index i * n + j): never an n x n array.
     flat: list[NDArray[np.int64]] = []
     held: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
-        early = {
-            k: prev
-            for k, _, prev in timing_violations([(c.start, c.duration) for c in sw], delta, slack=scale_t)
-        }
         for k, c in enumerate(sw):
             where = f"switch {b} configuration {k}"
-            # Timing first: a configuration with bad circuits still occupies its switch.
-            if not (np.isfinite(c.start) and np.isfinite(c.duration)):
-                add("duration", f"{where}: start {c.start} / duration {c.duration} not finite")
+            if not (np.isfinite(c.start) and np.isfinite(c.duration) and np.isfinite(c.end)):
+                add("duration", f"{where}: start {c.start} / duration {c.duration} / end {c.end} not finite")
                 continue
             if c.duration < 0:
                 add("duration", f"{where}: negative duration {c.duration}")
-            if k in early:
-                add(
-                    "timing",
-                    f"{where}: starts at {c.start:.12g}, before the previous end {early[k]:.12g} + delta "
-                    f"{delta:.12g}",
-                )
-            perm = np.asarray(c.perm)
-            if perm.shape != (n,):
-                add("matching", f"{where}: permutation has shape {perm.shape}, expected ({n},)")
+            if c.ports != n:
+                add("matching", f"{where}: permutation has {c.ports} ports, expected {n}")
                 continue
-            act = np.nonzero(perm >= 0)[0]
-            outs = perm[act]
-            if (outs >= n).any() or (perm < -1).any():
+            ins, outs = confs[b][k][2], confs[b][k][3]
+            if (outs >= n).any() or (outs < 0).any() or (ins >= n).any():
                 add("matching", f"{where}: port out of range 0..{n - 1}")
                 continue
             uniq, counts = np.unique(outs, return_counts=True)
             if (counts > 1).any():
                 add("matching", f"{where}: output port {int(uniq[counts > 1][0])} used twice")
-            flat.append(act * n + outs)
-            held.append(np.full(act.size, max(c.duration, 0.0)))
+        for f in fabrics:
+            label = "" if f is own else "on the given fabric: "
+            if b >= f.size:
+                continue
+            good = [
+                t for t in confs[b] if np.isfinite(t[0]) and np.isfinite(t[1]) and np.isfinite(t[0] + t[1])
+            ]
+            index = [k for k, t in enumerate(confs[b]) if np.isfinite(t[0]) and np.isfinite(t[0] + t[1])]
+            for k, kind, msg in switch_violations(
+                good,
+                f.switches[b].delta,
+                model=f.model,
+                windows=f.windows(b),
+                failed_ports=f.failed_ports(b),
+                rtol=tol,
+            ):
+                add(kind, f"{label}switch {b} configuration {index[k]}: {msg}")
+        if b < checked.size:
+            good = [t for t in confs[b] if np.isfinite(t[0]) and np.isfinite(t[0] + t[1])]
+            rate = checked.switches[b].rate
+            for t, h in zip(
+                good, held_times(good, model=checked.model, windows=checked.windows(b)), strict=True
+            ):
+                ok = (t[3] >= 0) & (t[3] < n) & (t[2] < n)
+                flat.append(t[2][ok] * n + t[3][ok])
+                held.append(rate * h[ok])
     max_short = 0.0
     if n == dem.n and dem.nnz:
         keys, inv = np.unique(np.concatenate([np.zeros(0, np.int64), *flat]), return_inverse=True)
         totals = np.bincount(inv, weights=np.concatenate([np.zeros(0), *held]), minlength=keys.size)
         want = dem.rows * n + dem.cols
         served = np.zeros(dem.nnz)
+        pos = np.zeros(dem.nnz, dtype=np.int64)
+        hit = np.zeros(dem.nnz, dtype=bool)
         if keys.size:
             pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
             hit = keys[pos] == want
             served[hit] = totals[pos[hit]]
         short = dem.values - served
         max_short = float(short.max())
-        bad = np.nonzero(short > tol * float(dem.values.max()))[0]
+        line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
+        # A held time is a difference of absolute times: each configuration serving an entry may
+        # be off by a few ulps of the times involved (relative to them, not an absolute floor).
+        pieces = np.zeros(dem.nnz)
+        if keys.size:
+            per_key = np.bincount(inv, minlength=keys.size)
+            pieces[hit] = per_key[pos[hit]]
+        ends = [abs(c.end) for sw in schedule.switches for c in sw if np.isfinite(c.end)]
+        ulp = float(np.spacing(max(ends, default=0.0)))
+        bad = np.nonzero(short > tol * line + 8.0 * ulp * pieces)[0]
         for e in bad[:20]:
             add(
                 "unserved",
@@ -189,3 +236,56 @@ def validate(
         if bad.size > 20:
             add("unserved", f"... and {bad.size - 20} more unserved entries")
     return ValidationReport(out, schedule.makespan, max_short)
+
+
+def _as_tuple(c: Configuration) -> tuple[float, float, NDArray[np.int64], NDArray[np.int64]]:
+    ins, outs = c.circuit_arrays()
+    return (c.start, c.duration, ins, outs)
+
+
+def _own_fabric(schedule: Schedule, add: Callable[[str, str], None]) -> Fabric:
+    """The fabric the schedule claims (a broken claim is reported and replaced by delta 0)."""
+    if schedule.fabric is not None:
+        if schedule.fabric.size != len(schedule.switches):
+            add(
+                "switches",
+                f"schedule has {len(schedule.switches)} switches but its fabric {schedule.fabric.size}",
+            )
+        return schedule.fabric
+    d = schedule.delta
+    if not (np.isfinite(d) and d >= 0):
+        add("delta", f"schedule delta must be a finite number >= 0; got {d!r}")
+        d = 0.0  # still check that configurations do not overlap
+    return Fabric.uniform(max(1, len(schedule.switches)), d)
+
+
+def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fabric | None:
+    if fabric is not None and delta is not None:
+        raise InvalidInputError("give either `fabric` or `delta`, not both")
+    if fabric is not None:
+        if not isinstance(fabric, Fabric):
+            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
+        return fabric
+    if delta is not None:
+        d = check_delta(delta)
+        return Fabric(tuple(Switch(d, x.rate) for x in own.switches), own.down, own.failed_links, own.model)
+    return None
+
+
+def _compare(own: Fabric, real: Fabric, s: int, add: Callable[[str, str], None]) -> None:
+    """Report where the schedule's fabric is more optimistic than the real one."""
+    if real.size != s:
+        add("switches", f"schedule has {s} switches but the fabric has {real.size}")
+        return
+    for b, (x, y) in enumerate(zip(own.switches, real.switches, strict=True)):
+        if x.delta < y.delta:
+            add(
+                "delta",
+                f"schedule assumes delta {x.delta:.12g} on switch {b}, below the fabric's {y.delta:.12g}",
+            )
+        if x.rate > y.rate:
+            add(
+                "rate", f"schedule assumes rate {x.rate:.12g} on switch {b}, above the fabric's {y.rate:.12g}"
+            )
+    if own.model == "partial" and real.model == "all-stop":
+        add("model", "schedule assumes partial reconfiguration on an all-stop fabric")

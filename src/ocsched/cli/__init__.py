@@ -1,21 +1,17 @@
 """The ``ocsched`` command: a thin typer layer over the library.
 
-Each module of this package (not starting with ``_``) adds its commands to the one typer app
-when imported; :func:`main` imports them all and runs it.
+Each command module adds its commands to the one typer app when imported; they are imported
+here by name, so the app is complete as soon as this package is.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ocsched.cli import core, exact, export, sweep, workloads
 from ocsched.cli._app import app
 
 __all__ = ["app", "main"]
 
-for _mod in pkgutil.iter_modules(__path__):
-    if not _mod.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_mod.name}")
+_COMMAND_MODULES = (core, exact, export, sweep, workloads)  # imported for their @app.command()s
 
 
 def main() -> None:

@@ -1,32 +1,147 @@
-"""The typer app shared by the command modules, and their small helpers."""
+"""The typer app shared by the command modules, and their small helpers.
+
+Bad input of any kind (a library :class:`~ocsched.errors.InvalidInputError`, or a click usage
+error such as a missing option or an ill-typed value) ends the command with one line on stderr,
+``error: ...``, and exit code 2: never a traceback, never a multi-line box.
+"""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import sys
-from collections.abc import Callable
+import types
+import typing
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
-from ocsched._checks import check_delta, check_switches
+from ocsched._checks import check_bool, check_choice, check_delta, check_switches
+from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
+from ocsched.io import MAX_SWITCHES
+from ocsched.workloads import WORKLOADS
+
+__all__ = [
+    "MAX_SWITCHES",
+    "AlgorithmName",
+    "WorkloadName",
+    "app",
+    "choice_type",
+    "cli_errors",
+    "fail",
+    "flag_pairs",
+    "option_types",
+    "parse_delta",
+    "parse_options",
+    "parse_switches",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+if typing.TYPE_CHECKING:
+    AlgorithmName = str
+    WorkloadName = str
+else:  # typer shows and checks a Literal's values as choices
+    from ocsched.schedulers import SCHEDULERS
+
+    AlgorithmName = typing.Literal[tuple(SCHEDULERS)]
+    WorkloadName = typing.Literal[tuple(sorted(WORKLOADS))]
+
+
+def choice_type(values: Iterable[str]) -> Any:
+    """A type annotation that makes typer accept exactly ``values`` (shown in ``-h``)."""
+    return typing.Literal[tuple(values)]
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def _usage_message(exc: typer.TyperException) -> str:
+    """Say which option was wrong, what it should be and what was given (typer's own text else)."""
+    param = getattr(exc, "param", None)
+    own = str(getattr(exc, "message", ""))
+    if own.startswith("`"):  # already says which option and what was given (ocsched's parsers)
+        return own
+    cause = exc.__cause__ or exc.__context__
+    errors = getattr(cause, "errors", None)
+    if param is None or not callable(errors):
+        return exc.format_message()
+    try:
+        first = errors()[0]
+        msg, given = str(first["msg"]), first["input"]
+    except (TypeError, LookupError, ValueError):
+        return exc.format_message()
+    opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
+    flag = opts[0] if opts else str(getattr(param, "name", "value")).upper()
+    if msg.startswith("Input should be "):
+        return f"`{flag}` must be {msg.removeprefix('Input should be ')}; got {given!r}"
+    return f"`{flag}`: {msg.removeprefix('Value error, ')}"
+
+
+class OneLineErrors(TyperGroup):
+    """The ``ocsched`` group: usage errors become one ``error:`` line on stderr and exit code 2."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as exc:  # typer's (vendored click) usage and parameter errors
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `ocsched` alone: the help, as usual
+                typer.echo(exc.format_message())
+                sys.exit(2)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
+            typer.echo(f"error: {_one_line(_usage_message(exc))}{hint}", err=True)
+            sys.exit(2)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
     name="ocsched",
+    cls=OneLineErrors,
     help="Schedule AI-training traffic over parallel optical circuit switches.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ocsched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: typing.Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Schedule AI-training traffic over parallel optical circuit switches."""
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` to stderr and return the Exit to raise."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {_one_line(message)}", err=True)
     return typer.Exit(code)
 
 
@@ -40,6 +155,10 @@ def cli_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (InvalidInputError, OcschedError) as exc:
             raise fail(str(exc)) from None
+        except RecursionError:  # a last guard: readers refuse deep nesting before it comes to this
+            raise fail("input nested too deeply to process") from None
+        except MemoryError:
+            raise fail("out of memory: the input is too large for this machine") from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
 
@@ -47,18 +166,163 @@ def cli_errors(func: F) -> F:
 
 
 def parse_switches(value: str) -> int:
-    """Parse ``--switches``: an integer >= 1."""
+    """Parse one ``--switches`` value from text: an integer in 1..MAX_SWITCHES."""
     try:
         number: object = int(value)
     except ValueError:
         number = value
-    return check_switches(number, name="--switches")
+    s = check_switches(number, name="--switches")
+    if s > MAX_SWITCHES:
+        raise InvalidInputError(f"`--switches` must be an integer in 1..{MAX_SWITCHES}; got {value!r}")
+    return s
 
 
 def parse_delta(value: str) -> float:
-    """Parse ``--delta``: a finite number >= 0."""
+    """Parse one ``--delta`` value from text: a finite number >= 0."""
     try:
         number: object = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         number = value
     return check_delta(number, name="--delta")
+
+
+# --------------------------------------------------------------------------------------------
+# Workload options: one parser for `generate NAME --opt value` and `gap --option k=v`
+# --------------------------------------------------------------------------------------------
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def option_types(workload: str) -> dict[str, type]:
+    """Map each option of workload ``workload`` to the type its text converts to.
+
+    The type comes from the generator's signature: the default's type, else the first of
+    bool, int, float, str in the annotation. A generator's ``trace`` option is offered as
+    ``path`` (a file that :func:`ocsched.io.generate` reads).
+
+    >>> option_types("gpt32")
+    {'copies': <class 'int'>}
+    """
+    check_choice(workload, "workload", sorted(WORKLOADS))
+    func = WORKLOADS[workload].func
+    hints = typing.get_type_hints(func)
+    out: dict[str, type] = {}
+    for name, param in inspect.signature(func).parameters.items():
+        if name == "rng":
+            continue
+        if name == "trace":
+            out["path"] = str
+            continue
+        if param.default is not None and type(param.default) in (bool, int, float, str):
+            out[name] = type(param.default)
+            continue
+        hint = hints.get(name, str)
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        args = typing.get_args(hint) if union else (hint,)
+        out[name] = next((t for t in (bool, int, float, str) if t in args), str)
+    return out
+
+
+def _convert(key: str, text: str, kind: type) -> Any:
+    if kind is bool:
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        return check_bool(text, key)  # raises: "`key` must be true or false; got 'maybe'"
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            number = float(text)
+        except (ValueError, OverflowError):
+            number = float("nan")
+        if number.is_integer():
+            return int(number)
+        raise InvalidInputError(f"`{key}` must be an integer; got {text!r}")
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise InvalidInputError(f"`{key}` must be a number; got {text!r}") from None
+    return text
+
+
+def parse_options(workload: str, pairs: Iterable[str | tuple[str, str]]) -> dict[str, Any]:
+    """Type workload options given as text, by the generator's signature.
+
+    Parameters
+    ----------
+    workload : str
+        A key of :data:`ocsched.workloads.WORKLOADS`.
+    pairs : iterable of str or (str, str)
+        ``"KEY=VALUE"`` strings (``gap --option``) or ``(key, value)`` pairs (``generate``).
+        Dashes and underscores in keys are interchangeable.
+
+    Returns
+    -------
+    dict
+        ``{option: typed value}``: bools from true/false/yes/no/on/off/1/0, ints, floats, text.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown workload or option (listing the valid ones), a repeated option, a
+        ``KEY=VALUE`` without ``=``, or a value of the wrong type (``disjoint=maybe``).
+
+    Examples
+    --------
+    >>> parse_options("moe", ["gpus=16", ("combine", "true")])
+    {'gpus': 16, 'combine': True}
+    """
+    kinds = option_types(workload)
+    out: dict[str, Any] = {}
+    for item in pairs:
+        if isinstance(item, str):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise InvalidInputError(f"a workload option must look like KEY=VALUE; got {item!r}")
+        else:
+            key, value = item
+        key = key.strip().replace("-", "_")
+        if key not in kinds:
+            raise InvalidInputError(
+                f"workload {workload!r} has no option {key!r}; its options are {', '.join(kinds) or 'none'}"
+            )
+        if key in out:
+            raise InvalidInputError(f"workload option {key!r} given twice")
+        out[key] = _convert(key, value, kinds[key])
+    return out
+
+
+def flag_pairs(workload: str, args: Sequence[str]) -> list[tuple[str, str]]:
+    """Split ``--option value`` / ``--option=value`` / bare ``--flag`` words into (key, value) pairs.
+
+    >>> flag_pairs("moe", ["--gpus", "16", "--combine", "--top-k=2"])
+    [('gpus', '16'), ('combine', 'true'), ('top-k', '2')]
+    """
+    kinds = option_types(workload)
+    valid = ", ".join(f"--{k.replace('_', '-')}" for k in kinds) or "none"
+    out: list[tuple[str, str]] = []
+    k = 0
+    while k < len(args):
+        token = args[k]
+        if not token.startswith("--") or len(token) == 2:
+            raise InvalidInputError(f"unexpected argument {token!r}; options of {workload!r} are: {valid}")
+        key, eq, value = token[2:].partition("=")
+        if not eq:
+            nxt = args[k + 1] if k + 1 < len(args) else None
+            if kinds.get(key.replace("-", "_")) is bool and (nxt is None or nxt.startswith("--")):
+                value = "true"
+            elif nxt is None:
+                raise InvalidInputError(f"option --{key} needs a value")
+            else:
+                value = nxt
+                k += 1
+        out.append((key, value))
+        k += 1
+    return out

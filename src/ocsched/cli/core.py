@@ -2,23 +2,128 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import math
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import typer
 
-from ocsched.cli._app import app, cli_errors, fail, parse_delta, parse_switches
+from ocsched.cli._app import MAX_SWITCHES, AlgorithmName, app, choice_type, cli_errors
+from ocsched.errors import InvalidInputError
+from ocsched.fabric import MODELS
+
+if TYPE_CHECKING:
+    from ocsched.fabric import Fabric
+    from ocsched.iteration import Iteration
+    from ocsched.validate import ValidationReport
+
+    Reconfiguration = str
+else:
+    Reconfiguration = choice_type(MODELS)
 
 DemandArg = Annotated[
     Path, typer.Argument(help="Demand matrix file: .npy, .npz, .csv or .json.", show_default=False)
 ]
+
+
+def _delta_list(value: str) -> str:
+    """``--delta``: one delay, or one per switch separated by commas (each a finite number >= 0)."""
+    for part in str(value).split(","):
+        try:
+            number = float(part)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number >= 0):
+            raise typer.BadParameter(
+                f"`--delta` must be finite numbers >= 0 (one, or one per switch separated by commas); "
+                f"got {part.strip()!r}"
+            )
+    return str(value)
+
+
 SwitchesOpt = Annotated[
-    str, typer.Option("--switches", "-s", help="Number of parallel OCSes (integer >= 1).")
+    int | None,
+    typer.Option(
+        "--switches",
+        "-s",
+        min=1,
+        max=MAX_SWITCHES,
+        help="Number of parallel OCSes (may be omitted with --fabric or a --delta list).",
+        show_default=False,
+    ),
 ]
 DeltaOpt = Annotated[
-    str, typer.Option("--delta", "-d", help="Reconfiguration delay, in the demand's time unit.")
+    str | None,
+    typer.Option(
+        "--delta",
+        "-d",
+        parser=_delta_list,
+        metavar="DELTA[,DELTA...]",
+        help="Reconfiguration delay in the demand's time unit; a comma-separated list gives one per switch.",
+        show_default=False,
+    ),
 ]
+FabricOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--fabric", help="FABRIC.toml: switches with delta/rate, failures, model.", show_default=False
+    ),
+]
+ReconfOpt = Annotated[
+    Reconfiguration | None,
+    typer.Option(
+        "--reconfiguration", help="Reconfiguration model (default: all-stop, or the fabric file's)."
+    ),
+]
+
+
+def _fabric(
+    switches: int | None, delta: str | None, reconfiguration: str | None, fabric: Path | None
+) -> Fabric:
+    """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
+    from ocsched import io
+
+    return io.fabric_from_options(
+        switches=switches,
+        delta=None if delta is None else delta,
+        reconfiguration=reconfiguration,
+        fabric=fabric,
+    )
+
+
+SeedOpt = Annotated[
+    int | None, typer.Option("--seed", min=0, help="Seed for randomised algorithms (an integer >= 0).")
+]
+
+
+def _check_finite(values: dict[str, float], delta: float) -> None:
+    """Refuse results that overflowed: they say nothing about the instance."""
+    bad = [k for k, v in values.items() if not math.isfinite(v)]
+    if bad:
+        raise InvalidInputError(
+            f"the {bad[0]} overflows to {values[bad[0]]}: `--delta` = {delta:g} and the demand's entries "
+            "must keep every time below 1.8e308 (use a smaller time unit)"
+        )
+
+
+def _preload(algorithm: str) -> None:
+    """Import and warm up what the scheduler loads lazily (scipy, JIT-compiled kernels).
+
+    Run on a 2-port instance before the clock starts, so the reported time is the scheduling alone.
+    """
+    import scipy.optimize
+    import scipy.sparse.csgraph  # noqa: F401
+
+    from ocsched.model import Demand
+    from ocsched.schedulers import schedule
+
+    # A failure here (e.g. a scheduler for another kind of fabric) is the real call's to report.
+    with contextlib.suppress(Exception):
+        schedule(Demand.from_matrix([[0.0, 1.0], [1.0, 0.0]]), switches=1, delta=0.0, algorithm=algorithm)
 
 
 def _summary(rows: list[tuple[str, str]]) -> None:
@@ -30,33 +135,63 @@ def _summary(rows: list[tuple[str, str]]) -> None:
 @app.command("schedule")
 @cli_errors
 def schedule_cmd(
-    demand: DemandArg,
-    switches: SwitchesOpt,
-    delta: DeltaOpt,
+    demand: Annotated[
+        Path,
+        typer.Argument(
+            help="Demand matrix (.npy, .npz, .csv, .json) or an iteration (ocsched.sequence JSON, "
+            "3-D .npy, or a folder of per-phase matrices).",
+            show_default=False,
+        ),
+    ],
+    switches: SwitchesOpt = None,
+    delta: DeltaOpt = None,
+    fabric: FabricOpt = None,
+    reconfiguration: ReconfOpt = None,
     algorithm: Annotated[
-        str, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
+        AlgorithmName, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
     ] = "spectra",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schedule as JSON here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for randomised algorithms.")] = None,
+    seed: SeedOpt = None,
+    gaps: Annotated[
+        str | None,
+        typer.Option("--gaps", help="Iterations from a 3-D .npy or a folder: compute gap before each phase."),
+    ] = None,
+    iteration_algorithm: Annotated[
+        str | None,
+        typer.Option("--iteration-algorithm", help="Iterations: spectra-seq (default) or independent."),
+    ] = None,
 ) -> None:
-    """Schedule a demand matrix and print makespan, lower bound and statistics."""
+    """Schedule a demand matrix (or a training iteration) and print makespan, lower bound and statistics."""
     from ocsched import io
-    from ocsched.schedulers import schedule
 
-    s, d = parse_switches(switches), parse_delta(delta)
+    fab = _fabric(switches, delta, reconfiguration, fabric)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
-    dem = io.read_demand(demand)
+    if io.is_iteration(demand):
+        it = io.read_iteration(demand, gaps=_gap_list(gaps))
+        _schedule_iteration(it, fab, algorithm, iteration_algorithm, seed, out, force)
+        return
+    if gaps is not None or iteration_algorithm is not None:
+        raise InvalidInputError("`--gaps` and `--iteration-algorithm` apply to iteration inputs only")
+    dem, names = io.read_demand_named(demand)
+    _preload(algorithm)
+    from ocsched.schedulers import schedule
+
     t0 = time.perf_counter()
-    sched = schedule(dem, switches=s, delta=d, algorithm=algorithm, rng=seed)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
+        sched = schedule(dem, fabric=fab, algorithm=algorithm, rng=seed)
     elapsed = time.perf_counter() - t0
+    d = max(fab.deltas)
+    _check_finite({"makespan": sched.makespan, "lower bound": sched.lower_bound or 0.0}, d)
+    if names is not None:
+        sched = dataclasses.replace(sched, meta={**sched.meta, "port_names": list(names)})
     lb = sched.lower_bound or 0.0
     rows = [
         ("algorithm", sched.algorithm),
         ("ports", str(sched.ports)),
-        ("switches", str(s)),
-        ("delta", f"{d:g}"),
+        ("switches", str(fab.size)),
+        ("delta", _deltas(fab)),
         ("makespan", f"{sched.makespan:.6g}"),
         ("lower bound", f"{lb:.6g}"),
         ("ratio", f"{sched.makespan / lb:.4f}" if lb > 0 else "n/a"),
@@ -64,51 +199,147 @@ def schedule_cmd(
         ("splits", str(sched.splits)),
         ("time", f"{elapsed:.3f} s"),
     ]
+    if sched.status != "heuristic":
+        rows.insert(
+            -1,
+            ("status", sched.status + (f" (dual bound {sched.dual_bound:.6g})" if sched.dual_bound else "")),
+        )
     if out is not None:
         io.write_schedule(sched, out, force=force)
         rows.append(("written to", str(out)))
     _summary(rows)
 
 
+def _deltas(fab: Fabric) -> str:
+    """``0.04`` for identical delays, else the list; the model when it is not all-stop."""
+    ds = sorted(set(fab.deltas))
+    text = f"{ds[0]:g}" if len(ds) == 1 else ",".join(f"{d:g}" for d in fab.deltas)
+    return text if fab.model == "all-stop" else f"{text} ({fab.model})"
+
+
+def _gap_list(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise InvalidInputError(f"`--gaps` must be comma-separated numbers; got {text!r}") from None
+
+
+def _schedule_iteration(
+    it: Iteration,
+    fab: Fabric,
+    base: str,
+    algorithm: str | None,
+    seed: int | None,
+    out: Path | None,
+    force: bool,
+) -> None:
+    """Schedule an iteration; print one line per phase and the totals against ``independent``."""
+    from ocsched import io
+    from ocsched.sequence import iteration_row, phase_rows, schedule_iteration
+
+    kw: dict[str, Any] = {"fabric": fab, "base": base, "rng": seed}
+    t0 = time.perf_counter()
+    sched = schedule_iteration(it, algorithm=algorithm or "spectra-seq", **kw)
+    elapsed = time.perf_counter() - t0
+    independent = schedule_iteration(it, algorithm="independent", **kw)
+    rows = phase_rows(sched)
+    if rows:
+        keys = list(rows[0])
+        typer.echo("  ".join(f"{k:>12}" for k in keys))
+        for r in rows:
+            typer.echo("  ".join(f"{v:>12.6g}" if isinstance(v, float) else f"{v!s:>12}" for v in r.values()))
+    total = iteration_row(sched, independent=independent)
+    summary = [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in total.items()]
+    summary.append(("time", f"{elapsed:.3f} s"))
+    if out is not None:
+        io.write_iteration_schedule(sched, out, force=force)
+        summary.append(("written to", str(out)))
+    _summary(summary)
+
+
 @app.command("validate")
 @cli_errors
 def validate_cmd(
-    demand: DemandArg,
+    demand: Annotated[
+        Path, typer.Argument(help="Demand matrix file, or the iteration it schedules.", show_default=False)
+    ],
     schedule_file: Annotated[
         Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)
     ],
-    delta: Annotated[
-        str | None, typer.Option("--delta", "-d", help="Check timing against this delay, not the file's own.")
+    switches: Annotated[
+        int | None,
+        typer.Option("--switches", "-s", min=1, max=MAX_SWITCHES, help="Check against this many switches."),
     ] = None,
+    delta: DeltaOpt = None,
+    fabric: FabricOpt = None,
+    reconfiguration: ReconfOpt = None,
 ) -> None:
-    """Check a schedule file against a demand; exit 1 and list the violations if invalid."""
+    """Check a schedule file against a demand; exit 1 and list the violations if invalid.
+
+    The schedule is checked against its own fabric, and against the one given by --fabric or
+    --delta (with --switches, --reconfiguration) when given; --switches alone checks the count.
+    """
     from ocsched import io
     from ocsched.validate import validate
 
+    if io.is_iteration(demand):
+        from ocsched.sequence import validate_iteration
+
+        it_sched = io.read_iteration_schedule(schedule_file)
+        report = validate_iteration(it_sched, io.read_iteration(demand))
+        raise typer.Exit(_report(report, it_sched.num_configurations, []))
     dem = io.read_demand(demand)
-    sched = io.read_schedule(schedule_file)
-    report = validate(sched, dem, delta=None if delta is None else parse_delta(delta))
-    if report.ok:
-        typer.echo(f"valid: makespan {report.makespan:.6g}, {sched.num_configurations} configurations")
-        return
-    typer.echo(f"INVALID: {len(report.violations)} violation(s)")
-    for v in report.violations:
+    sched, defects = io.read_schedule_checked(schedule_file)
+    if switches is None and fabric is None and delta is not None and "," not in delta:
+        switches = sched.num_switches  # `--delta` alone: the file's switches at the fabric's delay
+    if delta is not None or fabric is not None or reconfiguration is not None:
+        report = validate(sched, dem, fabric=_fabric(switches, delta, reconfiguration, fabric))
+    else:
+        report = validate(sched, dem, switches=switches)
+    raise typer.Exit(_report(report, sched.num_configurations, defects))
+
+
+def _report(report: ValidationReport, configurations: int, defects: list[str]) -> int:
+    """Print a validation report; return the exit code (1 if invalid)."""
+    violations = [f"matching: {m}" for m in defects] + [str(v) for v in report.violations]
+    if not violations:
+        typer.echo(f"valid: makespan {report.makespan:.6g}, {configurations} configurations")
+        return 0
+    typer.echo(f"INVALID: {len(violations)} violation(s)")
+    for v in violations:
         typer.echo(f"  {v}")
-    raise typer.Exit(1)
+    return 1
 
 
 @app.command("bound")
 @cli_errors
-def bound_cmd(demand: DemandArg, switches: SwitchesOpt, delta: DeltaOpt) -> None:
-    """Print the lower bound on the makespan (and the simpler bounds it dominates)."""
+def bound_cmd(
+    demand: DemandArg,
+    switches: SwitchesOpt = None,
+    delta: DeltaOpt = None,
+    fabric: FabricOpt = None,
+    reconfiguration: ReconfOpt = None,
+) -> None:
+    """Print the lower bound on the makespan (and, on identical switches, the bounds it dominates)."""
     from ocsched import io
-    from ocsched.bounds import degree_bound, line_bound, refined_bound
+    from ocsched.bounds import degree_bound, line_bound, lower_bound, refined_bound
 
-    s, d = parse_switches(switches), parse_delta(delta)
+    fab = _fabric(switches, delta, reconfiguration, fabric)
     dem = io.read_demand(demand)
-    lb = line_bound(dem, switches=s, delta=d)
-    db = degree_bound(dem, switches=s, delta=d)
-    rb = refined_bound(dem, switches=s, delta=d)
+    d = max(fab.deltas)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
+        if not fab.is_uniform:
+            lb = lower_bound(dem, fabric=fab)
+            _check_finite({"lower bound": lb}, d)
+            _summary([("lower bound", f"{lb:.6g}"), ("fabric", f"{fab.size} switches, delta {_deltas(fab)}")])
+            return
+        s = fab.size
+        lb = line_bound(dem, switches=s, delta=d)
+        db = degree_bound(dem, switches=s, delta=d)
+        rb = refined_bound(dem, switches=s, delta=d)
+    _check_finite({"line bound": lb, "degree bound": db, "refined bound": rb}, d)
     _summary(
         [
             ("lower bound", f"{max(lb, db, rb):.6g}"),
@@ -117,6 +348,59 @@ def bound_cmd(demand: DemandArg, switches: SwitchesOpt, delta: DeltaOpt) -> None
             ("refined bound", f"{rb:.6g}"),
         ]
     )
+
+
+@app.command("reschedule")
+@cli_errors
+def reschedule_cmd(
+    demand: DemandArg,
+    schedule_file: Annotated[
+        Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file to repair.", show_default=False)
+    ],
+    at: Annotated[float, typer.Option("--at", min=0.0, help="When the failure happens.", show_default=False)],
+    fail_switch: Annotated[
+        int | None, typer.Option("--fail-switch", min=0, help="The switch that fails (0-based).")
+    ] = None,
+    fail_link: Annotated[
+        str | None, typer.Option("--fail-link", help="PORT:SWITCH, the link that fails (0-based).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the new schedule here.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
+) -> None:
+    """Keep what finished before a failure, and schedule the rest on the surviving fabric."""
+    from ocsched import io
+    from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
+
+    if (fail_switch is None) == (fail_link is None):
+        raise InvalidInputError("give exactly one of `--fail-switch` or `--fail-link`")
+    failure: SwitchFailure | LinkFailure
+    if fail_switch is not None:
+        failure = SwitchFailure(fail_switch, at)
+    else:
+        port, sep, sw = str(fail_link).partition(":")
+        if not (sep and port.strip().isdigit() and sw.strip().isdigit()):
+            raise InvalidInputError(
+                f"`--fail-link` must be PORT:SWITCH (0-based integers); got {fail_link!r}"
+            )
+        failure = LinkFailure(int(port), int(sw), at)
+    if out is not None:
+        io.check_writable(out, force=force, name="--out")
+    dem = io.read_demand(demand)
+    old = io.read_schedule(schedule_file)
+    t0 = time.perf_counter()
+    new = reschedule(old, dem, failure)
+    elapsed = time.perf_counter() - t0
+    rows = [
+        ("failure", str(failure)),
+        ("makespan before", f"{old.makespan:.6g}"),
+        ("makespan after", f"{new.makespan:.6g}"),
+        ("configurations", str(new.num_configurations)),
+        ("time", f"{elapsed:.3f} s"),
+    ]
+    if out is not None:
+        io.write_schedule(new, out, force=force)
+        rows.append(("written to", str(out)))
+    _summary(rows)
 
 
 @app.command("algorithms")
@@ -134,37 +418,57 @@ def algorithms_cmd() -> None:
 @app.command("demo")
 @cli_errors
 def demo_cmd(
-    n: Annotated[int, typer.Option(help="Ports.")] = 100,
-    switches: Annotated[int, typer.Option(help="Parallel OCSes.")] = 16,
-    delta: Annotated[float, typer.Option(help="Reconfiguration delay (line sums are 1).")] = 0.04,
-    seed: Annotated[int, typer.Option(help="Seed of the instance.")] = 0,
+    n: Annotated[int, typer.Option(min=17, max=2000, help="Ports.")] = 100,
+    switches: Annotated[
+        int | None,
+        typer.Option("--switches", "-s", min=1, max=MAX_SWITCHES, help="Parallel OCSes [default: 16]."),
+    ] = None,
+    delta: Annotated[
+        str | None,
+        typer.Option(
+            "--delta",
+            "-d",
+            parser=_delta_list,
+            metavar="DELTA[,DELTA...]",
+            help="Reconfiguration delay (line sums are 1); a list gives one per switch [default: 0.04].",
+        ),
+    ] = None,
+    fabric: FabricOpt = None,
+    reconfiguration: ReconfOpt = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the instance.")] = 0,
 ) -> None:
     """Schedule a built-in instance (the standard skewed benchmark) and compare with the lower bound."""
     from ocsched.model import Demand
-    from ocsched.schedulers import algorithms, schedule
+    from ocsched.schedulers import SCHEDULERS, fabric_features, schedule
     from ocsched.validate import validate
     from ocsched.workloads import generate
 
-    if n < 17:
-        raise fail(f"`--n` must be >= 17 (the benchmark has 16 flows per port); got {n}")
+    if fabric is None:
+        delta = "0.04" if delta is None else delta
+        switches = 16 if switches is None and "," not in delta else switches
+    fab = _fabric(switches, delta, reconfiguration, fabric)
     dem = Demand.from_matrix(generate("standard", n=n, seed=seed))
     typer.echo(
         f"Standard skewed benchmark: n={n} ports, {dem.nnz} flows (at most {dem.max_degree} per port), "
-        f"largest line sum 1\nScheduling on s={switches} OCSes with reconfiguration delay {delta:g} "
+        f"largest line sum 1\nScheduling on s={fab.size} OCSes with reconfiguration delay {_deltas(fab)} "
         f"(seed {seed}).\n"
     )
-    known = algorithms()
-    names = [a for a in ("spectra", "spectra-pack", "spectra-noeq", "baseline") if a in known]
+    features = fabric_features(fab)
+    names = [
+        a
+        for a in ("spectra", "spectra-pack", "spectra-noeq", "baseline")
+        if features <= SCHEDULERS[a].supports and SCHEDULERS[a].requires <= features
+    ]
     lb = None
     typer.echo(
         f"{'algorithm':<14}{'makespan':>10}{'/ bound':>9}{'configs':>9}{'splits':>8}{'valid':>7}{'time':>9}"
     )
     for name in names:
         t0 = time.perf_counter()
-        sched = schedule(dem, switches=switches, delta=delta, algorithm=name, rng=seed)
+        sched = schedule(dem, fabric=fab, algorithm=name, rng=seed)
         elapsed = time.perf_counter() - t0
         lb = sched.lower_bound or 0.0
-        ok = validate(sched, dem).ok
+        ok = validate(sched, dem, fabric=fab).ok
         ratio = sched.makespan / lb if lb > 0 else float("nan")
         typer.echo(
             f"{name:<14}{sched.makespan:>10.4f}{ratio:>9.3f}{sched.num_configurations:>9}"

@@ -2,20 +2,50 @@
 
 from __future__ import annotations
 
+import enum
+import typing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ocsched.cli._app import app, cli_errors, fail
+from ocsched.cli._app import app, choice_type, cli_errors, fail
+from ocsched.cli._progress import ProgressLine, duration
+
+if typing.TYPE_CHECKING:
+    PresetName = str
+    ReportFormat = str
+else:  # typer shows and checks a Literal's values as choices
+    from ocsched.sweep.config import PRESETS
+
+    PresetName = choice_type(PRESETS)
+    ReportFormat = choice_type(("text", "markdown", "csv"))
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.1f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+class ByColumn(enum.StrEnum):
+    """Columns ``report --by`` can split lines by (typer checks and lists them)."""
+
+    switches = "switches"
+    delta = "delta"
+    seed = "seed"
+
+
+def _quiet_dask() -> None:
+    """Keep Dask's own log records (reconnect tracebacks) off the terminal: errors are one line."""
+    import contextlib
+    import logging
+
+    with contextlib.suppress(ImportError):  # the library explains how to install it
+        import distributed  # noqa: F401  (configures its loggers on import; override them after)
+    prefixes = ("distributed", "tornado", "asyncio", "bokeh")
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in prefixes]
+    for name in {*prefixes, *names}:
+        # Children set their own levels and handlers, so stop records where they would print.
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL)
+        logger.propagate = False
+        for handler in logger.handlers:
+            handler.setLevel(logging.CRITICAL)
 
 
 @app.command("sweep")
@@ -26,22 +56,36 @@ def sweep_cmd(
         typer.Argument(metavar="CONFIG", help="Sweep config (TOML); or use --preset.", show_default=False),
     ] = None,
     preset: Annotated[
-        str | None, typer.Option("--preset", help="Built-in config instead of CONFIG: 'paper' or 'quick'.")
+        PresetName | None, typer.Option("--preset", help="Built-in config instead of CONFIG.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Results directory (created; resumed if it exists).")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", "-j", help="Local processes (default: all cores).")
+        int | None,
+        typer.Option(
+            "--workers",
+            "-j",
+            min=1,
+            help="Local processes, or Dask workers of --cluster local (default: all cores).",
+        ),
     ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
-            "--cluster", help="Dask scheduler address, e.g. tcp://host:8786 (needs ocsched\\[dask])."
+            "--cluster",
+            help="'local' (start a Dask LocalCluster) or a Dask scheduler address, e.g. tcp://host:8786 "
+            "(needs ocsched\\[dask]).",
         ),
     ] = None,
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait", min=0.1, help="With --cluster: seconds to wait for the scheduler and a worker."
+        ),
+    ] = 30.0,
     batch_size: Annotated[
-        int | None, typer.Option("--batch-size", help="Runs per task (default: automatic).")
+        int | None, typer.Option("--batch-size", min=1, help="Runs per task (default: automatic).")
     ] = None,
     csv: Annotated[Path | None, typer.Option("--csv", help="Also export all rows to this CSV file.")] = None,
     force: Annotated[
@@ -53,72 +97,47 @@ def sweep_cmd(
 ) -> None:
     """Run a grid of workloads x algorithms x switches x delta; store one validated row per run.
 
-    Results go to a directory of Parquet parts (one per finished batch, written atomically).
-    Interrupt at any time; rerunning the same command skips the finished runs. Exit code 1 if a
-    run failed (failures are recorded in the results with their message).
+    Results go to a directory of Parquet parts (one per finished batch, written atomically) that
+    pandas, polars and pyarrow read directly. Interrupt at any time; rerunning the same command
+    skips the finished runs, and a config that extends the grid runs only the new runs. Exit code
+    1 if a run failed (failures are recorded in the results with their message).
     """
-    from ocsched import io, sweep
+    from ocsched.io import check_writable
+    from ocsched.sweep import estimate_sweep, export_csv, run_sweep
 
     if (config is None) == (preset is None):
         raise fail("give either CONFIG or --preset (not both)")
-    if preset is not None and preset not in sweep.PRESETS:
-        raise fail(f"unknown preset {preset!r}; choose one of {', '.join(sweep.PRESETS)}")
     source: str | Path = preset if preset is not None else config  # type: ignore[assignment]
     if dry_run:
         typer.echo("timing a sample of runs ...", err=True)
-        est = sweep.estimate_sweep(source, out, workers=workers)
+        est = estimate_sweep(source, out, workers=workers)
         typer.echo(
             f"{est.runs} runs ({est.runs - est.todo} already done, {est.todo} to run); "
             f"{est.seconds_per_run:.3f} s per run on a {est.sampled}-run sample; "
-            f"estimated {_duration(est.seconds)} on {est.workers} worker(s)"
+            f"estimated {duration(est.seconds)} on {est.workers} worker(s)"
             + (" (local estimate; a cluster divides by its worker count)" if cluster else "")
         )
         return
     if out is None:
         raise fail("--out is required (the results directory)")
     if csv is not None:
-        io.check_writable(csv, force=force, name="--csv")
-
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    console = Console(stderr=True)
-    bar = Progress(
-        TextColumn("[bold]sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed"),
-        TextColumn("({task.fields[skipped]} done before)"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-    )
-    task: list[TaskID] = []
-
-    def progress(p: sweep.SweepProgress) -> None:
-        if not task:
-            task.append(bar.add_task("sweep", total=p.total, failed=0, skipped=p.skipped))
-        bar.update(task[0], completed=p.done, failed=p.failed)
-
+        check_writable(csv, force=force, name="--csv")
+    if cluster is not None:
+        _quiet_dask()
+    bar = ProgressLine("sweep")
     try:
         with bar:
-            summary = sweep.run_sweep(
+            summary = run_sweep(
                 source,
                 out,
                 workers=workers,
                 cluster=cluster,
                 batch_size=batch_size,
                 force=force,
-                progress=progress,
+                wait_s=wait,
+                progress=lambda p: bar.update(
+                    p.done, p.total, p.eta_s, f"{p.failed} failed ({p.skipped} done before)"
+                ),
             )
     except KeyboardInterrupt:
         raise fail(
@@ -126,14 +145,14 @@ def sweep_cmd(
         ) from None
     typer.echo(
         f"{summary.runs} runs: {summary.skipped} already done, {summary.done} run now "
-        f"({summary.failed} failed) in {_duration(summary.elapsed_s)}; results in {summary.out}"
+        f"({summary.failed} failed) in {duration(summary.elapsed_s)}; results in {summary.out}"
     )
     for line in summary.failures[:10]:
         typer.echo(f"  failed: {line}", err=True)
     if len(summary.failures) > 10:
         typer.echo(f"  ... and {len(summary.failures) - 10} more failures", err=True)
     if csv is not None:
-        typer.echo(f"rows exported to {sweep.export_csv(out, csv, force=force)}")
+        typer.echo(f"rows exported to {export_csv(out, csv, force=force)}")
     if summary.failed:
         raise typer.Exit(1)
 
@@ -149,34 +168,39 @@ def report_cmd(
         typer.Option("--out", "-o", help="Write summary.{txt,md,csv} and figures (PNG+PDF) here."),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="Table printed: text, markdown or csv.")
+        ReportFormat,
+        typer.Option("--format", "-f", help="Table printed (csv: one numeric column per statistic)."),
     ] = "text",
     figures: Annotated[
         bool, typer.Option("--figures/--no-figures", help="With --out: draw the figures.")
     ] = True,
     force: Annotated[bool, typer.Option("--force", help="Allow writing into a non-empty --out.")] = False,
     by: Annotated[
-        list[str] | None,
+        list[ByColumn] | None,
         typer.Option("--by", help="Also split lines by switches, delta or seed (repeatable)."),
     ] = None,
 ) -> None:
-    """Summarise sweep results: mean (max) makespan ratios per workload family, and figures."""
-    from ocsched import report
+    """Summarise sweep results: mean (max) makespan ratios per workload family, and figures.
 
-    if fmt not in ("text", "markdown", "csv"):
-        raise fail(f"--format must be text, markdown or csv; got {fmt!r}")
-    written: list[Path] = []
+    The table goes to stdout; notes (what the cells mean, figures skipped and why) to stderr.
+    """
+    from ocsched.report import NOTE, load_rows, summarize, write_report
+
     table: Any
+    written: list[Path] = []
+    skipped: list[str] = []
     if out is None:
-        table = report.summarize(report.load_rows(results), by=by or ())
+        table = summarize(load_rows(results), by=[b.value for b in by or ()])
     else:
-        table, written = report.write_report(results, out, force=force, figures=figures, by=by or ())
+        rep = write_report(results, out, force=force, figures=figures, by=[b.value for b in by or ()])
+        table, written, skipped = rep.table, rep.written, rep.skipped
     typer.echo({"text": table.text, "markdown": table.markdown, "csv": table.csv}[fmt](), nl=False)
-    typer.echo(
-        "cells: mean (max) over matching runs; A/spectra = A's makespan / Spectra's on the same instance"
-    )
+    if fmt != "csv":
+        typer.echo(NOTE, err=True)
     for p in written:
         typer.echo(f"wrote {p}")
+    for note in skipped:
+        typer.echo(f"skipped {note}", err=True)
 
 
 @app.command("plot")
@@ -189,9 +213,10 @@ def plot_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
 ) -> None:
-    """Draw a schedule as a Gantt chart: switch x time, hatched reconfiguration gaps."""
-    from ocsched import io, report
+    """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration gaps."""
+    from ocsched.io import read_schedule
+    from ocsched.report.gantt import check_out_file, write_schedule_plot
 
-    io.check_writable(out, force=force, name="--out")
-    sched = io.read_schedule(schedule_file)
-    typer.echo(f"wrote {report.plot_schedule(sched, out, force=force, title=title)}")
+    check_out_file(out, force=force)
+    sched = read_schedule(schedule_file)
+    typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title)}")

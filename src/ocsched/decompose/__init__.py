@@ -8,6 +8,7 @@ Every method is an entry of :data:`DECOMPOSERS`, reached through :func:`decompos
 
 ==============  ==================================================================================
 ``spectra``     Spectra: exactly Delta permutations (the fewest), max-residual matchings, LP refit
+``spectra-reference``  the same by the original dense solver (to cross-check and benchmark)
 ``eclipse``     Eclipse: greedy max served / (alpha + delta) matchings (uses ``delta``)
 ``solstice``    Solstice: QuickStuff, then perfect matchings on entries >= r, r halving
 ``bvn``         Birkhoff-von Neumann on the stuffed matrix, max-bottleneck perfect matchings
@@ -57,6 +58,10 @@ DECOMPOSERS: dict[str, Decomposer] = {
     "spectra": Decomposer(
         lambda d, delta: spectra_decompose(d),
         "Delta permutations (the fewest), max-residual matchings, LP-refit weights",
+    ),
+    "spectra-reference": Decomposer(
+        lambda d, delta: spectra_decompose(d, method="reference"),
+        "Spectra's decomposition by the original solver (one dense assignment per round)",
     ),
     "eclipse": Decomposer(
         lambda d, delta: eclipse_decompose(d, delta=delta),

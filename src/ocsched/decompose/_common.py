@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from ocsched.model import Demand
 
-__all__ = ["Decomposition", "drop_empty", "incidence", "refit_weights", "top_up"]
+__all__ = ["Decomposition", "drop_empty", "incidence", "incidence_from", "refit_weights", "top_up"]
 
 log = logging.getLogger(__name__)
 
@@ -43,64 +43,127 @@ class Decomposition:
 
 
 def incidence(demand: Demand, perms: IntArray) -> sp.csr_array:
-    """Entry-by-permutation 0/1 matrix: A[e, l] = 1 if permutation l holds demand entry e."""
+    """Entry-by-permutation 0/1 matrix: A[e, l] = 1 if permutation l holds demand entry e.
+
+    Built from the permutations' circuits looked up in the demand's sorted entry keys:
+    O(m n log nnz) time, no m x nnz temporary.
+    """
+    perms = np.asarray(perms, dtype=np.int64).reshape(-1, demand.n)
     m = perms.shape[0]
     if m == 0 or demand.nnz == 0:
         return sp.csr_array((demand.nnz, m))
-    hit = perms[:, demand.rows] == demand.cols[None, :]  # (m, nnz)
-    l_idx, e_idx = np.nonzero(hit)
-    return sp.csr_array((np.ones(l_idx.size), (e_idx, l_idx)), shape=(demand.nnz, m))
+    l_idx, i_idx = np.nonzero(perms >= 0)
+    keys = demand.rows * demand.n + demand.cols  # sorted: entries are row-major
+    k = i_idx * demand.n + perms[l_idx, i_idx]
+    pos = np.minimum(np.searchsorted(keys, k), demand.nnz - 1)
+    hit = keys[pos] == k
+    return incidence_from(demand.nnz, m, pos[hit], l_idx[hit])
 
 
-def top_up(demand: Demand, perms: IntArray, weights: FloatArray) -> FloatArray:
+def incidence_from(nnz: int, m: int, entries: IntArray, perm_of: IntArray) -> sp.csr_array:
+    """:func:`incidence` from the (entry, permutation) pairs, when the caller knows them."""
+    return sp.csr_array((np.ones(entries.size), (entries, perm_of)), shape=(nnz, m))
+
+
+def top_up(
+    demand: Demand, perms: IntArray, weights: FloatArray, *, inc: sp.csr_array | sp.csc_array | None = None
+) -> FloatArray:
     """Raise weights, permutation by permutation, until every demand entry is covered.
 
     Each permutation is raised by the largest shortfall left on its entries. Every demand entry
-    must lie on some permutation.
+    must lie on some permutation. ``inc`` is :func:`incidence` if the caller has it.
     """
-    a = incidence(demand, perms).tocsc()
+    a = (incidence(demand, perms) if inc is None else inc).tocsc()
     w = np.asarray(weights, dtype=np.float64).copy()
     short = demand.values - a @ w
-    for l in range(w.size):
+    for l in np.nonzero(np.diff(a.indptr))[0].tolist():
         col = a.indices[a.indptr[l] : a.indptr[l + 1]]
-        if col.size:
-            inc = float(short[col].max())
-            if inc > 0:
-                w[l] += inc
-                short[col] -= inc
-    if (short > 1e-12 * max(1.0, float(demand.values.max(initial=0.0)))).any():
+        inc_l = float(short[col].max())
+        if inc_l > 0:
+            w[l] += inc_l
+            short[col] -= inc_l
+    # Relative to each entry: no absolute floor, so demands of any magnitude are covered.
+    if (short > 1e-12 * demand.values).any():
         raise AssertionError("top_up: a demand entry lies on no permutation")
     return w
 
 
-def refit_weights(demand: Demand, perms: IntArray, weights: FloatArray | None = None) -> FloatArray:
+def refit_weights(
+    demand: Demand,
+    perms: IntArray,
+    weights: FloatArray | None = None,
+    *,
+    inc: sp.csr_array | None = None,
+) -> FloatArray:
     """Re-fit permutation weights with one LP: minimise sum(w) s.t. sum_l w_l P_l >= D, w >= 0.
 
     Solved with HiGHS through :func:`scipy.optimize.linprog`. The LP's answer is topped up by
     its (tiny) feasibility slack so that coverage is exact; if the solver fails, ``weights``
     (a feasible start) is returned unchanged.
+
+    Notes
+    -----
+    An exact presolve keeps the LP small: an entry held by one permutation only is a lower
+    bound on that permutation's weight, and an entry already covered by those lower bounds is
+    redundant. Only the remaining entries (on several permutations) go to HiGHS, with the lower
+    bounds as variable bounds and the demand scaled by its largest entry, so any magnitude a
+    float can hold is solved in the same well-conditioned form. The optimum is unchanged. On
+    Spectra's dense decompositions almost every entry lies on one permutation and the LP
+    vanishes.
     """
     from scipy.optimize import linprog
 
-    m = perms.shape[0]
+    m = np.asarray(perms).reshape(-1, demand.n).shape[0]
     if m == 0:
         return np.zeros(0)
-    a = incidence(demand, perms)
-    # HiGHS takes a sparse A_ub; scipy-stubs only declare dense arrays.
-    res = linprog(  # type: ignore[call-overload]
-        np.ones(m), A_ub=-a, b_ub=-demand.values, bounds=(0, None), method="highs"
-    )
-    if res.status != 0 or res.x is None:
-        log.warning("weight re-fit LP failed (%s); keeping the unrefined weights", res.message)
-        if weights is None:
-            raise RuntimeError(f"weight re-fit LP failed: {res.message}")
-        return np.asarray(weights, dtype=np.float64)
-    w = np.maximum(np.asarray(res.x, dtype=np.float64), 0.0)
-    return top_up(demand, perms, w)
+    a = (incidence(demand, perms) if inc is None else inc).tocsr()
+    if demand.nnz == 0:
+        return np.zeros(m)
+    scale = float(demand.values.max())
+    b = demand.values / scale
+    count = np.diff(a.indptr)
+    single = count == 1
+    lb = np.zeros(m)
+    np.maximum.at(lb, a.indices[a.indptr[:-1][single]], b[single])
+    multi = np.nonzero(count > 1)[0]
+    sub = a[multi]
+    need = multi[sub @ lb < b[multi]]
+    if need.size:
+        sub = a[need]
+        # HiGHS takes a sparse A_ub; scipy-stubs only declare dense arrays.
+        res = linprog(  # type: ignore[call-overload]
+            np.ones(m),
+            A_ub=-sub,
+            b_ub=-b[need],
+            bounds=np.column_stack([lb, np.full(m, np.inf)]),
+            method="highs",
+        )
+        if res.status != 0 or res.x is None:
+            log.warning("weight re-fit LP failed (%s); keeping the unrefined weights", res.message)
+            if weights is None:
+                raise RuntimeError(f"weight re-fit LP failed: {res.message}")
+            return np.asarray(weights, dtype=np.float64)
+        x = np.maximum(np.asarray(res.x, dtype=np.float64), lb)
+    else:
+        x = lb
+    return top_up(demand, perms, x * scale, inc=a)
 
 
 def drop_empty(dec: Decomposition, demand: Demand) -> Decomposition:
-    """Remove permutations with no weight or no circuit."""
-    scale = max(1.0, float(demand.values.max(initial=0.0)))
-    keep = (dec.weights > 1e-15 * scale) & (dec.perms >= 0).any(axis=1)
-    return Decomposition(dec.perms[keep], dec.weights[keep])
+    """Remove permutations with no circuit, no weight, or a negligible one, keeping coverage.
+
+    A weight at most 1e-12 of every entry its permutation holds (LP round-off) would cost a
+    whole reconfiguration for nothing: it is dropped and the others topped up, so the result
+    still covers the demand. Every comparison is relative: demands of any magnitude behave alike.
+    """
+    if len(dec) == 0:
+        return dec
+    a = incidence(demand, dec.perms).tocsc()
+    held = np.diff(a.indptr) > 0
+    smallest = np.full(len(dec), np.inf)
+    np.minimum.at(smallest, np.repeat(np.arange(len(dec)), np.diff(a.indptr)), demand.values[a.indices])
+    keep = held & (dec.weights > 0) & ~(dec.weights <= 1e-12 * smallest)
+    if keep.all():
+        return dec
+    perms = dec.perms[keep]
+    return Decomposition(perms, top_up(demand, perms, dec.weights[keep], inc=a[:, keep]))

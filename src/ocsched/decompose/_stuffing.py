@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched.decompose._common import Decomposition, top_up
+from ocsched.decompose._common import Decomposition, incidence, top_up
 from ocsched.decompose.spectra import spectra_decompose
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
 
-__all__ = ["finish", "quick_stuff"]
+__all__ = ["entries_of", "finish", "perfect_on", "quick_stuff", "unit_scale"]
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -28,18 +30,18 @@ def finish(demand: Demand, perms: IntArray, weights: FloatArray) -> Decompositio
     round-off stopped a loop early) gets matchings of its own from Spectra's decomposition.
     """
     n = demand.n
-    support = np.zeros((n, n), dtype=bool)
-    support[demand.rows, demand.cols] = True
     perms = np.array(perms, dtype=np.int64).reshape(-1, n)
     weights = np.asarray(weights, dtype=np.float64)
-    if perms.size:
-        i = np.broadcast_to(np.arange(n), perms.shape)
-        perms = np.where((perms >= 0) & support[i, np.maximum(perms, 0)], perms, -1)
+    if perms.size:  # keep only circuits on demand entries (no n x n support array)
+        inc = incidence(demand, perms).tocoo()
+        kept = np.full(perms.shape, -1, dtype=np.int64)
+        kept[inc.col, demand.rows[inc.row]] = demand.cols[inc.row]
+        perms = kept
     keep = (perms >= 0).any(axis=1) & (weights > 0)
     perms, weights = perms[keep], weights[keep]
     if demand.nnz == 0:
         return Decomposition(perms, weights)
-    on_some = (perms[:, demand.rows] == demand.cols[None, :]).any(axis=0)
+    on_some = np.diff(incidence(demand, perms).indptr) > 0
     if not on_some.all():
         rest = spectra_decompose(
             Demand(n, demand.rows[~on_some], demand.cols[~on_some], demand.values[~on_some])
@@ -55,6 +57,34 @@ def is_perfect(mask: NDArray[np.bool_]) -> IntArray | None:
 
     match = maximum_bipartite_matching(sp.csr_array(mask), perm_type="column")
     return None if (match < 0).any() else np.asarray(match, dtype=np.int64)
+
+
+def perfect_on(n: int, rows: IntArray, cols: IntArray, keep: NDArray[np.bool_]) -> IntArray | None:
+    """:func:`is_perfect` on the entries ``keep`` of a row-major sparse support.
+
+    The graph and its adjacency order are those of the dense mask, so the matching is the same;
+    the cost is O(nnz) instead of O(n^2).
+    """
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    r, c = rows[keep], cols[keep]
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(r, minlength=n), out=indptr[1:])
+    graph = sp.csr_array((np.ones(r.size, dtype=np.int8), c.astype(np.int32), indptr), shape=(n, n))
+    match = maximum_bipartite_matching(graph, perm_type="column")
+    return None if (match < 0).any() else np.asarray(match, dtype=np.int64)
+
+
+def unit_scale(demand: Demand) -> float:
+    """The power of two at or below the largest entry (1 if none): dividing by it is exact."""
+    top = float(demand.values.max(initial=0.0))
+    return 2.0 ** math.floor(math.log2(top)) if top > 0 else 1.0
+
+
+def entries_of(n: int, rows: IntArray, cols: IntArray, match: IntArray) -> IntArray:
+    """Positions of the circuits ``i -> match[i]`` in a row-major support (all must be on it)."""
+    keys = rows * n + cols
+    return np.searchsorted(keys, np.arange(n, dtype=np.int64) * n + match).astype(np.int64)
 
 
 def dense(matrix: ArrayLike, name: str) -> FloatArray:

@@ -9,7 +9,8 @@ from numpy.typing import NDArray
 
 from ocsched._checks import check_delta
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._stuffing import TOL, finish
+from ocsched.decompose._rounds import max_weight_matching
+from ocsched.decompose._stuffing import TOL, finish, unit_scale
 from ocsched.model import Demand
 
 __all__ = ["eclipse_decompose"]
@@ -50,16 +51,21 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     Each step picks a duration alpha and a matching M maximising the demand served per unit of
     time, ``sum_{(i,j) in M} min(R_ij, alpha) / (alpha + delta)`` for the residual R; M is a
     maximum-weight matching on ``min(R, alpha)``
-    (:func:`scipy.optimize.linear_sum_assignment`). The duration is the largest amount M serves
-    (<= alpha), and R drops by ``min(R, alpha)`` on M.
+    (on the residual's support, with the compiled warm-start solver of Spectra's rounds; ties
+    between equally good matchings may be broken differently from a dense assignment). The
+    duration is the largest amount M serves (<= alpha), and R drops by ``min(R, alpha)`` on M.
+
+    At ``delta = 0`` the step is solved exactly: the ratio is at most the size of M and equals
+    the maximum cardinality K exactly when some K-matching has all entries >= alpha, so the
+    step takes the largest such alpha (bisection with Hopcroft-Karp matchings), the longest of
+    the best steps.
 
     For a fixed M the ratio is monotone between consecutive distinct residual values, so the
     best alpha is one of them. When there are at most 64, all are tried (exact greedy step).
     Otherwise the candidates are 32 rank quantiles of the distinct values, the values nearest a
     geometric grid of ratio 2^(1/4) between the smallest and the largest, and then 16 values
     spread between the best candidate's two neighbours: about 100 assignments per step instead
-    of one per distinct value (1,600 for n = 100 with 16 flows per port). Rows and columns with
-    nothing left are removed from each assignment.
+    of one per distinct value (1,600 for n = 100 with 16 flows per port).
 
     References
     ----------
@@ -74,54 +80,103 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     >>> [round(w, 12) for w in eclipse_decompose(d, delta=0.01).weights.tolist()]
     [0.1, 0.9]
     """
-    from scipy.optimize import linear_sum_assignment
-
     delta = check_delta(delta)
     n = demand.n
-    res = demand.to_dense()
     if demand.nnz == 0:
         return Decomposition(np.zeros((0, n), np.int64), np.zeros(0))
-    tol = TOL * float(demand.values.max())
+    rows, cols = demand.rows, demand.cols
+    # The residual on the demand's support, in units of a power of two near the largest entry
+    # (exact; sums of entries cannot overflow).
+    scale = unit_scale(demand)
+    res = demand.values / scale
+    delta = delta / scale
+    tol = TOL * float(res.max())
     perms: list[IntArray] = []
     weights: list[float] = []
     for _ in range(10 * demand.nnz + 10):  # a guard only; each step serves > 0
-        ar = np.nonzero(res.max(axis=1) > 0)[0]
-        if ar.size == 0:
+        if not (res > 0).any():
             break
-        ac = np.nonzero(res.max(axis=0) > 0)[0]
-        sub = res[np.ix_(ar, ac)]
-        vals = np.unique(sub[sub > 0])
-
-        def score(k: int, sub: FloatArray = sub, vals: FloatArray = vals) -> tuple[float, IntArray, IntArray]:
-            alpha = float(vals[k])
-            m = np.minimum(sub, alpha)
-            r, c = linear_sum_assignment(m, maximize=True)
-            return float(m[r, c].sum()) / (alpha + delta), r, c
-
-        tried = {k: score(k) for k in _eclipse_candidates(vals)}
-        if vals.size > _ECLIPSE_ALL:
-            keys = sorted(tried)
-            b = keys.index(max(keys, key=lambda k: tried[k][0]))
-            lo, hi = keys[max(b - 1, 0)], keys[min(b + 1, len(keys) - 1)]
-            for k in np.unique(np.linspace(lo, hi, _ECLIPSE_REFINE).round().astype(np.int64)).tolist():
-                if k not in tried:
-                    tried[k] = score(k)
-        # Among near-ties the longest duration wins: fewer reconfigurations (matters at delta = 0).
-        top = max(t[0] for t in tried.values())
-        k = max(k for k, t in tried.items() if t[0] >= top * (1 - 1e-12))
-        _, r, c = tried[k]
-        alpha = float(vals[k])
-        i, j = ar[r], ac[c]
-        amount = np.minimum(res[i, j], alpha)
+        vals = np.unique(res[res > 0])
+        if delta == 0:
+            alpha, e = _bottleneck_step(n, rows, cols, res, vals)
+        else:
+            alpha, e = _ratio_step(n, rows, cols, res, vals, delta)
+        amount = np.minimum(res[e], alpha)
         on = amount > 0
-        i, j, amount = i[on], j[on], amount[on]
+        e, amount = e[on], amount[on]
         perm = np.full(n, -1, dtype=np.int64)
-        perm[i] = j
+        perm[rows[e]] = cols[e]
         perms.append(perm)
-        weights.append(float(amount.max()))
-        res[i, j] -= amount
+        weights.append(float(amount.max()) * scale)
+        res[e] -= amount
         res[res <= tol] = 0.0
     return finish(demand, np.array(perms, dtype=np.int64).reshape(-1, n), np.array(weights))
+
+
+def _ratio_step(
+    n: int, rows: IntArray, cols: IntArray, res: FloatArray, vals: FloatArray, delta: float
+) -> tuple[float, IntArray]:
+    """One greedy step at delta > 0: the candidate durations, each a max-weight matching."""
+
+    def score(k: int) -> tuple[float, IntArray]:
+        alpha = float(vals[k])
+        m = np.minimum(res, alpha)
+        e = max_weight_matching(n, rows, cols, m)
+        return float(m[e].sum()) / (alpha + delta), e
+
+    tried = {k: score(k) for k in _eclipse_candidates(vals)}
+    if vals.size > _ECLIPSE_ALL:
+        keys = sorted(tried)
+        b = keys.index(max(keys, key=lambda k: tried[k][0]))
+        lo, hi = keys[max(b - 1, 0)], keys[min(b + 1, len(keys) - 1)]
+        for k in np.unique(np.linspace(lo, hi, _ECLIPSE_REFINE).round().astype(np.int64)).tolist():
+            if k not in tried:
+                tried[k] = score(k)
+    # Among near-ties the longest duration wins: fewer reconfigurations.
+    top = max(t[0] for t in tried.values())
+    k = max(k for k, t in tried.items() if t[0] >= top * (1 - 1e-12))
+    return float(vals[k]), tried[k][1]
+
+
+def _bottleneck_step(
+    n: int, rows: IntArray, cols: IntArray, res: FloatArray, vals: FloatArray
+) -> tuple[float, IntArray]:
+    """One greedy step at delta = 0, solved exactly.
+
+    The ratio ``sum min(R, alpha) / alpha`` is at most the matching's size, and reaches the
+    maximum cardinality K exactly when a K-matching has every entry >= alpha: the best duration
+    is the largest such alpha (the bottleneck of the maximum-cardinality matchings), found by
+    bisection over the residual values with Hopcroft-Karp matchings on the support.
+    """
+    match = _cardinality(n, rows, cols, res >= vals[0])
+    size = int((match >= 0).sum())
+    lo, hi = 0, vals.size - 1  # Invariant: vals[lo] admits a K-matching (match).
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        m = _cardinality(n, rows, cols, res >= vals[mid])
+        if int((m >= 0).sum()) == size:
+            lo, match = mid, m
+        else:
+            hi = mid - 1
+    i = np.nonzero(match >= 0)[0]
+    return float(vals[lo]), entries_of_pairs(n, rows, cols, i, match[i])
+
+
+def _cardinality(n: int, rows: IntArray, cols: IntArray, keep: NDArray[np.bool_]) -> IntArray:
+    """A maximum-cardinality matching (``match[i] = j`` or -1) on the kept row-major entries."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    r, c = rows[keep], cols[keep]
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(r, minlength=n), out=indptr[1:])
+    graph = sp.csr_array((np.ones(r.size, dtype=np.int8), c.astype(np.int32), indptr), shape=(n, n))
+    return np.asarray(maximum_bipartite_matching(graph, perm_type="column"), dtype=np.int64)
+
+
+def entries_of_pairs(n: int, rows: IntArray, cols: IntArray, i: IntArray, j: IntArray) -> IntArray:
+    """Positions of the entries (i, j) in a row-major support (all must be on it)."""
+    return np.searchsorted(rows * n + cols, i * n + j).astype(np.int64)
 
 
 def _eclipse_candidates(vals: FloatArray) -> list[int]:

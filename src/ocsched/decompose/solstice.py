@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._stuffing import TOL, dense, finish, is_perfect, quick_stuff
+from ocsched.decompose._stuffing import TOL, dense, entries_of, finish, perfect_on, quick_stuff, unit_scale
 from ocsched.model import Demand
 
 __all__ = ["solstice_decompose", "solstice_slices"]
@@ -56,15 +56,19 @@ def solstice_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:
         return np.zeros((0, n), np.int64), np.zeros(0)
     tol = TOL * big
     r = 2.0 ** math.floor(math.log2(big))
-    rows = np.arange(n)
-    while res.max() > tol and r >= tol:
-        match = is_perfect(res >= r)
+    # The residual on its support only (row-major): O(nnz) per step, same matchings as dense.
+    rows, cols = np.nonzero(res)
+    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+    val = res[rows, cols]
+    while val.max(initial=0.0) > tol and r >= tol:
+        match = perfect_on(n, rows, cols, val >= r)
         if match is None:
             r /= 2
             continue
-        w = float(res[rows, match].min())
-        res[rows, match] -= w
-        res[res <= tol] = 0.0
+        on = entries_of(n, rows, cols, match)
+        w = float(val[on].min())
+        val[on] -= w
+        val[val <= tol] = 0.0
         perms.append(match)
         weights.append(w)
     return np.array(perms, dtype=np.int64).reshape(-1, n), np.array(weights)
@@ -79,5 +83,7 @@ def solstice_decompose(demand: Demand) -> Decomposition:
     >>> solstice_decompose(d).weights.tolist()
     [3.0, 1.0]
     """
-    perms, w = solstice_slices(quick_stuff(demand.to_dense()))
-    return finish(demand, perms, w)
+    # In units of a power of two near the largest entry: exact, and line sums cannot overflow.
+    scale = unit_scale(demand)
+    perms, w = solstice_slices(quick_stuff(demand.to_dense() / scale))
+    return finish(demand, perms, w * scale)

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ocsched.decompose._common import Decomposition, drop_empty, refit_weights, top_up
+from ocsched._checks import check_choice
+from ocsched.decompose._common import Decomposition, drop_empty, incidence_from, refit_weights, top_up
+from ocsched.decompose._rounds import HAVE_NUMBA, spectra_rounds
 from ocsched.model import Demand
 
-__all__ = ["spectra_decompose"]
+__all__ = ["METHODS", "spectra_decompose"]
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+#: ``fast``: warm-started matching rounds on the support (compiled); ``reference``: the
+#: original solver, one dense n x n assignment per round (kept to cross-check the fast one).
+METHODS = ("fast", "reference")
 
 
-def spectra_decompose(demand: Demand) -> Decomposition:
+def spectra_decompose(demand: Demand, *, method: str = "fast") -> Decomposition:
     """Decompose into exactly Delta weighted permutations, Spectra's way.
 
     Delta, the most nonzeros in any row or column, is the fewest permutations that can cover the
@@ -33,7 +43,17 @@ def spectra_decompose(demand: Demand) -> Decomposition:
     after Delta rounds all are covered. A top-up pass then makes ``sum w_l P_l >= D`` and
     :func:`refit_weights` re-fits all weights with one LP.
 
-    Each round is one n x n assignment: O(Delta n^3) worst case.
+    ``method="fast"`` (the default) solves the rounds' assignment problems on the demand's
+    support (CSR arrays, O(nnz + n) memory) with one warm-started solver: consecutive rounds
+    differ only on the last permutation's entries and on lines that just became critical, so
+    the dual prices are kept, only the ports whose matched edge changed are freed, and they are
+    re-matched by auction steps (Jonker-Volgenant's augmenting row reduction) and shortest
+    augmenting paths. The same problem is solved exactly each round (ties may be broken
+    differently from the reference); permutations also keep already-served entries between two
+    otherwise idle ports (they give the refit more freedom, never less). The refit LP is
+    presolved exactly (see :func:`refit_weights`). ``method="reference"`` runs one dense
+    n x n assignment per round (:func:`scipy.optimize.linear_sum_assignment`):
+    O(Delta n^3) time and O(n^2) memory.
 
     References
     ----------
@@ -46,19 +66,43 @@ def spectra_decompose(demand: Demand) -> Decomposition:
     >>> dec = spectra_decompose(d)
     >>> len(dec), dec.weights.tolist()
     (2, [3.0, 1.0])
+    >>> spectra_decompose(d, method="reference").weights.tolist()
+    [3.0, 1.0]
     """
+    check_choice(method, "method", METHODS)
+    big_delta = demand.max_degree
+    if big_delta == 0:
+        return Decomposition(np.zeros((0, demand.n), np.int64), np.zeros(0))
+    # The rounds see the demand in units of its largest entry: only ratios matter to them, and
+    # sums of entries near the float maximum stay finite.
+    top = float(demand.values.max())
+    unit = demand.values / top
+    if method == "reference" or not HAVE_NUMBA:
+        perms, weights = _reference(Demand(demand.n, demand.rows, demand.cols, unit))
+        inc = None
+    else:
+        ent, ptr, weights = spectra_rounds(demand.n, demand.rows, demand.cols, unit, big_delta)
+        perm_of = np.repeat(np.arange(big_delta), np.diff(ptr))
+        perms = np.full((big_delta, demand.n), -1, dtype=np.int64)
+        perms[perm_of, demand.rows[ent]] = demand.cols[ent]
+        inc = incidence_from(demand.nnz, big_delta, ent, perm_of)
+    weights = top_up(demand, perms, weights * top, inc=inc)
+    weights = refit_weights(demand, perms, weights, inc=inc)
+    return drop_empty(Decomposition(perms, weights), demand)
+
+
+def _reference(demand: Demand) -> tuple[IntArray, FloatArray]:
+    """The original solver's rounds: one dense n x n assignment per round."""
     from scipy.optimize import linear_sum_assignment
 
     n, rows, cols = demand.n, demand.rows, demand.cols
     big_delta = demand.max_degree
-    if big_delta == 0:
-        return Decomposition(np.zeros((0, n), np.int64), np.zeros(0))
     index = np.full((n, n), -1, dtype=np.int64)  # dense entry index: demand entry e at (i, j)
     index[rows, cols] = np.arange(demand.nnz)
     residual = demand.values.copy()
     uncovered = np.ones(demand.nnz, dtype=bool)
     # Larger than any matching's total residual, so covering critical lines always wins.
-    penalty = 2.0 * float(np.sort(demand.values)[-n:].sum()) + 1.0
+    penalty = 2.0 * float(np.sort(demand.values)[-n:].sum())  # relative: any magnitude
     perms = np.full((big_delta, n), -1, dtype=np.int64)
     weights = np.zeros(big_delta)
     for l in range(big_delta):
@@ -85,6 +129,4 @@ def spectra_decompose(demand: Demand) -> Decomposition:
         uncovered[e] = False
         weights[l] = w
     assert not uncovered.any()
-    weights = top_up(demand, perms, weights)
-    weights = refit_weights(demand, perms, weights)
-    return drop_empty(Decomposition(perms, weights), demand)
+    return perms, weights

@@ -20,10 +20,21 @@ from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal, normalize
 from ocsched.workloads.coflow import coflow
 from ocsched.workloads.gpt import gpt, gpt32
+from ocsched.workloads.iteration import ITERATION_WORKLOADS, generate_iteration, iteration_workloads
 from ocsched.workloads.moe import moe, moe8
 from ocsched.workloads.standard import standard
 
-__all__ = ["WORKLOADS", "Workload", "block_diagonal", "generate", "normalize", "workloads"]
+__all__ = [
+    "ITERATION_WORKLOADS",
+    "WORKLOADS",
+    "Workload",
+    "block_diagonal",
+    "generate",
+    "generate_iteration",
+    "iteration_workloads",
+    "normalize",
+    "workloads",
+]
 
 Generator = Callable[..., NDArray[np.float64]]
 

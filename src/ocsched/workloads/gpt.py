@@ -16,7 +16,12 @@ from ocsched._checks import check_choice, check_int
 from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal
 
-__all__ = ["PRESETS", "gpt", "gpt32", "gpt32_block"]
+__all__ = ["MAX_GPUS", "MAX_SIZE", "PRESETS", "gpt", "gpt32", "gpt32_block"]
+
+#: Most GPUs (ports) a generated GPT matrix may have: it is dense, G x G.
+MAX_GPUS: Final = 4096
+#: Largest model-size option (hidden, layers, seq_len, vocab, micro-batches, bytes per element).
+MAX_SIZE: Final = 10**9
 
 #: Public GPT-3 shapes (Brown et al. 2020, Table 2.1): hidden size, layers, context length, and the
 #: GPT-2 BPE vocabulary of 50257 tokens.
@@ -129,12 +134,14 @@ def gpt(
     shape = dict(PRESETS[preset])
     for key, value in (("hidden", hidden), ("layers", layers), ("seq_len", seq_len), ("vocab", vocab)):
         if value is not None:
-            shape[key] = check_int(value, key)
+            shape[key] = check_int(value, key, maximum=MAX_SIZE)
     t, p, d = check_int(tp, "tp"), check_int(pp, "pp"), check_int(dp, "dp")
+    if t * p * d > MAX_GPUS:
+        raise InvalidInputError(f"`tp` * `pp` * `dp` must be at most {MAX_GPUS} GPUs; got {t * p * d}")
     b, m, e = (
-        check_int(micro_batch, "micro_batch"),
-        check_int(micro_batches, "micro_batches"),
-        check_int(param_bytes, "param_bytes"),
+        check_int(micro_batch, "micro_batch", maximum=MAX_SIZE),
+        check_int(micro_batches, "micro_batches", maximum=MAX_SIZE),
+        check_int(param_bytes, "param_bytes", maximum=MAX_SIZE),
     )
     h, n_layers, s, v = shape["hidden"], shape["layers"], shape["seq_len"], shape["vocab"]
     if n_layers % p:
@@ -227,4 +234,4 @@ def gpt32(*, copies: int = 1) -> NDArray[np.float64]:
     >>> d.shape, float(d[:32, 32:].sum()), bool((d[32:, 32:] == d[:32, :32]).all())
     ((64, 64), 0.0, True)
     """
-    return block_diagonal(gpt32_block(), check_int(copies, "copies"))
+    return block_diagonal(gpt32_block(), check_int(copies, "copies", maximum=MAX_GPUS // 32))

@@ -19,6 +19,9 @@ from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal
 
 __all__ = [
+    "MAX_GPUS",
+    "MAX_GPU_EXPERTS",
+    "MAX_SIZE",
     "MOE8",
     "POPULARITIES",
     "PRESETS",
@@ -32,6 +35,13 @@ __all__ = [
 
 #: Public MoE layer shapes: routed experts, experts per token, hidden size (from the models'
 #: published configurations).
+#: Most GPUs (ports) a generated MoE matrix may have: it is dense, G x G.
+MAX_GPUS: Final = 4096
+#: Most GPU x expert popularities drawn (one probability per GPU and expert).
+MAX_GPU_EXPERTS: Final = 2**24
+#: Largest size option (experts, top_k, hidden, tokens, bytes per element).
+MAX_SIZE: Final = 10**9
+
 PRESETS: Final[dict[str, dict[str, int]]] = {
     "mixtral-8x7b": {"experts": 8, "top_k": 2, "hidden": 4096},
     "qwen1.5-moe-a2.7b": {"experts": 60, "top_k": 4, "hidden": 2048},
@@ -272,15 +282,20 @@ def moe(
     shape = dict(PRESETS[preset])
     for key, value in (("experts", experts), ("top_k", top_k), ("hidden", hidden)):
         if value is not None:
-            shape[key] = check_int(value, key)
+            shape[key] = check_int(value, key, maximum=MAX_SIZE)
     n_exp, k, h = shape["experts"], shape["top_k"], shape["hidden"]
-    g = check_int(gpus, "gpus")
+    g = check_int(gpus, "gpus", maximum=MAX_GPUS)
+    if g * n_exp > MAX_GPU_EXPERTS:
+        raise InvalidInputError(
+            f"`gpus` * `experts` must be at most {MAX_GPU_EXPERTS} (a popularity per GPU and expert); "
+            f"got {g} * {n_exp}"
+        )
     if g > n_exp:
         raise InvalidInputError(f"`gpus` must be at most `experts` = {n_exp}; got {g}")
     if k > n_exp:
         raise InvalidInputError(f"`top_k` must be at most `experts` = {n_exp}; got {k}")
-    t = check_int(tokens, "tokens")
-    e = check_int(bytes_per_element, "bytes_per_element")
+    t = check_int(tokens, "tokens", maximum=MAX_SIZE)
+    e = check_int(bytes_per_element, "bytes_per_element", maximum=MAX_SIZE)
     fam = check_choice(popularity, "popularity", POPULARITIES)
     for flag, fname in ((shared_popularity, "shared_popularity"), (combine, "combine")):
         check_bool(flag, fname)
@@ -357,4 +372,6 @@ def moe8(*, copies: int = 1) -> NDArray[np.float64]:
     >>> d.shape, int((d > 0).sum(axis=1).max()), float(d[0, 1])
     ((64, 64), 7, 4.14)
     """
-    return block_diagonal(np.array(MOE8, dtype=np.float64), check_int(copies, "copies"))
+    return block_diagonal(
+        np.array(MOE8, dtype=np.float64), check_int(copies, "copies", maximum=MAX_GPUS // 8)
+    )

@@ -8,7 +8,12 @@ from numpy.typing import NDArray
 from ocsched._checks import check_bool, check_int, check_number
 from ocsched.errors import InvalidInputError
 
-__all__ = ["standard"]
+__all__ = ["MAX_N", "MAX_SIGMA", "standard"]
+
+#: Most ports: the matrix is dense and each disjoint flow solves an n x n assignment problem.
+MAX_N = 4096  # the largest standard instance of the performance benchmark
+#: Largest noise level (far beyond useful; larger values overflow to NaN).
+MAX_SIGMA = 1e6
 
 
 def standard(
@@ -73,14 +78,14 @@ def standard(
     """
     from scipy.optimize import linear_sum_assignment
 
-    n = check_int(n, "n")
-    flows = check_int(flows, "flows")
+    n = check_int(n, "n", maximum=MAX_N)
+    flows = check_int(flows, "flows", maximum=MAX_N)
     disjoint = check_bool(disjoint, "disjoint")
     if disjoint and flows > n - 1:
         raise InvalidInputError(f"`flows` must be at most n - 1 = {n - 1} when `disjoint`; got {flows}")
     small_fraction = check_number(small_fraction, "small_fraction", high=1.0)
     large_share = check_number(large_share, "large_share", high=1.0)
-    sigma = check_number(sigma, "sigma")
+    sigma = check_number(sigma, "sigma", high=MAX_SIGMA)
     gen = np.random.default_rng(rng)
     n_small = round(flows * small_fraction)
     n_large = flows - n_small

@@ -1,52 +1,28 @@
-"""Place weighted permutations on s parallel switches: greedy LPT, equalization, packing, timeline.
+"""Placement on s identical all-stop switches: greedy LPT, equalization, fill, packing, timeline.
 
 An *assignment* is, per switch, a list of pieces ``(l, length)``: permutation l held for
 ``length``. A switch's load is :func:`ocsched.timing.busy` of its pieces.
-
-Every placement method is an entry of :data:`PLACEMENTS`, reached through :func:`place`:
-
-============  =====================================================================================
-``greedy``    Spectra's step 2: largest first onto the least-loaded switch
-``equalize``  ``greedy`` then Spectra's step 3: split pieces until the loads are within delta
-``pack``      ``equalize``, then bisection on the makespan with best-fit packing if that ends earlier
-============  =====================================================================================
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched._checks import check_choice
-from ocsched.decompose import Decomposition
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
-__all__ = [
-    "PLACEMENTS",
-    "Assignment",
-    "Placement",
-    "equalize",
-    "fill",
-    "greedy",
-    "loads",
-    "pack",
-    "place",
-    "timeline",
-]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("ocsched.assign")  # the package's logger, as before assign became a package
 
 Assignment = list[list[tuple[int, float]]]
 
 
 def loads(assignment: Assignment, delta: float) -> NDArray[np.float64]:
     """Return each switch's load: :func:`~ocsched.timing.busy` over its pieces."""
-    return np.array([busy(sum(w for _, w in sw), len(sw), delta) for sw in assignment], dtype=np.float64)
+    # Piece by piece, in order: the same float sums as laying the pieces out one after another.
+    return np.array([sum(busy(w, 1, delta) for _, w in sw) for sw in assignment], dtype=np.float64)
 
 
 def greedy(weights: NDArray[np.float64], switches: int, delta: float) -> Assignment:
@@ -128,27 +104,28 @@ def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: flo
     """
     room = np.full(switches, float(horizon))
     out: Assignment = [[] for _ in range(switches)]
-    eps = 1e-12 * max(1.0, float(horizon))
     for l in np.argsort(-np.asarray(weights), kind="stable"):
-        left = float(weights[l])
+        weight = left = float(weights[l])
         fits = np.nonzero(room >= busy(left, 1, delta))[0]
         if fits.size:
             b = int(fits[np.argmin(room[fits])])
             out[b].append((int(l), left))
             room[b] -= busy(left, 1, delta)
             continue
+        last = -1
         for b in np.argsort(-room, kind="stable"):
-            if room[b] <= delta + eps or left <= 0:
+            if room[b] - delta <= 0 or left <= 0:
                 break
             x = min(left, float(room[b]) - delta)
             out[int(b)].append((int(l), x))
             room[b] -= busy(x, 1, delta)
             left -= x
-        if left > eps:
+            last = int(b)
+        # Scale-free: crumbs are judged against the weight itself, never an absolute epsilon.
+        if left > 1e-12 * weight or last < 0:
             return None
         if left > 0:  # float crumbs: the last piece takes them, so the weight is served exactly
-            b = next(b for b in range(switches - 1, -1, -1) if out[b] and out[b][-1][0] == l)
-            out[b][-1] = (int(l), out[b][-1][1] + left)
+            out[last][-1] = (int(l), out[last][-1][1] + left)
     return out
 
 
@@ -212,63 +189,3 @@ def timeline(
         starts = lay_out((w for _, w in pieces), delta)
         result.append(tuple(Configuration(t, w, perms[l]) for t, (l, w) in zip(starts, pieces, strict=True)))
     return tuple(result)
-
-
-@dataclass(frozen=True)
-class Placement:
-    """A registered placement method.
-
-    ``func(weights, switches, delta)`` returns ``(assignment, splits)``: the pieces on each
-    switch, and how many pieces there are beyond one per permutation.
-    """
-
-    func: Callable[[NDArray[np.float64], int, float], tuple[Assignment, int]]
-    description: str
-
-
-def _greedy(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
-    return greedy(weights, switches, delta), 0
-
-
-def _equalize(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
-    return equalize(greedy(weights, switches, delta), delta)
-
-
-PLACEMENTS: dict[str, Placement] = {
-    "greedy": Placement(_greedy, "largest first onto the least-loaded switch (Spectra's step 2)"),
-    "equalize": Placement(_equalize, "greedy, then split pieces until loads are within delta (steps 2-3)"),
-    "pack": Placement(pack, "equalize, or bisection on the makespan with best-fit packing if shorter"),
-}
-
-
-def place(
-    dec: Decomposition, *, switches: int, delta: float, method: str = "equalize"
-) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
-    """Place a decomposition on ``switches`` switches and lay out each switch's timeline.
-
-    Parameters
-    ----------
-    dec : Decomposition
-        Weighted permutations.
-    switches, delta
-        The fabric: number of switches and reconfiguration delay.
-    method : str
-        A key of :data:`PLACEMENTS`.
-
-    Returns
-    -------
-    configurations : tuple of tuple of Configuration
-        Per switch, its configurations in time order (:func:`timeline`).
-    splits : int
-        Pieces beyond one per permutation.
-
-    Examples
-    --------
-    >>> dec = Decomposition(np.array([[1, 0], [-1, -1]]), np.array([3.0, 0.0]))
-    >>> confs, splits = place(dec, switches=2, delta=0.5)
-    >>> [[(c.start, c.duration) for c in sw] for sw in confs], splits
-    ([[(0.5, 1.75)], [(0.5, 1.25)]], 1)
-    """
-    check_choice(method, "method", PLACEMENTS)
-    assignment, splits = PLACEMENTS[method].func(dec.weights, switches, delta)
-    return timeline(assignment, dec.perms, delta), splits

@@ -1,0 +1,170 @@
+"""Issue 12 acceptance numbers: makespan / best bound for spectra, spectra-pack and spectra-opt.
+
+"Best bound" is ``lower_bound(..., strong=True)`` (line, refined and packing bounds). Prints the
+paper grid per family, the fresh instances (standard n=128, moe gpus=64, 5 seeds each), times,
+and spectra-opt / exact on tiny random instances.
+
+Run: ``.venv/bin/python benchmarks/near_optimal.py [--tiny 100] [--tiny-n 5] [--exact 50]
+[--exact-limit 60] [--skip grid fresh time tiny exact]`` (the tiny and exact parts take tens of
+minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import ocsched
+from ocsched.exact import solve_exact
+from ocsched.model import as_demand
+from ocsched.workloads import generate
+from ocsched.workloads.random import random_instance
+
+ALGS = ("spectra", "spectra-pack", "spectra-opt")
+SWITCHES = (4, 16)
+DELTAS = (0.01, 0.02, 0.04, 0.08)
+
+
+def ratios(mats: list[np.ndarray]) -> dict[str, list[tuple[int, float]]]:
+    """Per algorithm: (s, makespan / best bound) for every matrix, s and delta."""
+    out: dict[str, list[tuple[int, float]]] = {a: [] for a in ALGS}
+    for m in mats:
+        dem = as_demand(m)
+        for s in SWITCHES:
+            for delta in DELTAS:
+                lb = ocsched.lower_bound(dem, switches=s, delta=delta, strong=True)
+                for a in ALGS:
+                    sch = ocsched.schedule(dem, switches=s, delta=delta, algorithm=a)
+                    out[a].append((s, sch.makespan / lb))
+    return out
+
+
+def table(title: str, families: dict[str, list[np.ndarray]]) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    print(f"\n## {title}: makespan / best bound, mean (max)\n")
+    print("| family | " + " | ".join(ALGS) + " |")
+    print("|---|" + "---|" * len(ALGS))
+    res = {name: ratios(mats) for name, mats in families.items()}
+    for name, r in res.items():
+        cells = []
+        for a in ALGS:
+            v = np.array([x for _, x in r[a]])
+            s16 = np.array([x for s, x in r[a] if s == 16])
+            cells.append(f"{v.mean():.3f} ({v.max():.3f}); s=16 {s16.mean():.3f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    allv = {a: np.array([x for r in res.values() for _, x in r[a]]) for a in ALGS}
+    print("| all | " + " | ".join(f"{allv[a].mean():.3f} ({allv[a].max():.3f})" for a in ALGS) + " |")
+    return res
+
+
+def timing() -> None:
+    print("\n## Time per instance (s)\n")
+    cases = {
+        "standard n=100": generate("standard", n=100, seed=0, normalized=True),
+        "dense n=128": random_instance(128, density=1.0, rng=0),
+    }
+    for a in ("spectra-pack", "spectra-opt"):  # warm up: imports and first-call costs
+        ocsched.schedule(cases["standard n=100"], switches=4, delta=0.01, algorithm=a)
+    for name, m in cases.items():
+        dem = as_demand(m)
+        for s in SWITCHES:
+            for delta in (0.01, 0.08):
+                t = {}
+                for a in ("spectra-pack", "spectra-opt"):
+                    t0 = time.perf_counter()
+                    ocsched.schedule(dem, switches=s, delta=delta, algorithm=a)
+                    t[a] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                ocsched.lower_bound(dem, switches=s, delta=delta, strong=True)
+                tb = time.perf_counter() - t0
+                print(
+                    f"{name:<15} s={s:<3} delta={delta:<5} pack {t['spectra-pack']:.3f}  "
+                    f"opt {t['spectra-opt']:.3f} ({t['spectra-opt'] / t['spectra-pack']:.1f}x)  "
+                    f"strong bound {tb:.3f}"
+                )
+
+
+def tiny(count: int, max_n: int, limit: float) -> None:
+    print(f"\n## Tiny random instances (n <= {max_n}), exact with a {limit:g} s limit\n")
+    rng = np.random.default_rng(2026)
+    rows = []
+    proved = 0
+    for _ in range(count):
+        n = int(rng.integers(3, max_n + 1))
+        s = int(rng.integers(1, 5))
+        delta = float(rng.choice(DELTAS))
+        d = as_demand(random_instance(n, density=float(rng.uniform(0.3, 1.0)), rng=int(rng.integers(2**31))))
+        ex = solve_exact(d, switches=s, delta=delta, time_limit=limit)
+        if not ex.optimal:
+            continue
+        proved += 1
+        row = [ocsched.schedule(d, switches=s, delta=delta, algorithm=a).makespan / ex.makespan for a in ALGS]
+        lb = ocsched.lower_bound(d, switches=s, delta=delta)
+        lbs = ocsched.lower_bound(d, switches=s, delta=delta, strong=True)
+        rows.append([*row, ex.makespan / lb, ex.makespan / lbs])
+    v = np.array(rows)
+    print(f"proved optimal: {proved} of {count}")
+    names = [f"{a} / exact" for a in ALGS] + ["exact / lower_bound", "exact / strong bound"]
+    for k, name in enumerate(names):
+        print(f"{name:<24} mean {v[:, k].mean():.4f}  max {v[:, k].max():.4f}")
+
+
+def proving(count: int, limit: float) -> None:
+    print(f"\n## Exact solver: optimality proved within {limit:g} s (random_instance, n <= 6, s <= 4)\n")
+    rng = np.random.default_rng(12)
+    by_n: dict[int, list[bool]] = {}
+    for _ in range(count):
+        n = int(rng.integers(2, 7))
+        s = int(rng.integers(1, 5))
+        delta = float(rng.choice(DELTAS))
+        d = as_demand(random_instance(n, rng=int(rng.integers(2**31))))
+        res = solve_exact(d, switches=s, delta=delta, time_limit=limit)
+        by_n.setdefault(n, []).append(res.optimal)
+    allv = [x for v in by_n.values() for x in v]
+    for n in sorted(by_n):
+        print(f"n={n}: {sum(by_n[n])} of {len(by_n[n])}")
+    big = by_n.get(5, []) + by_n.get(6, [])
+    print(
+        f"all: {sum(allv)} of {len(allv)} ({100 * sum(allv) / len(allv):.0f}%); "
+        f"n=5-6: {sum(big)} of {len(big)}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tiny", type=int, default=100)
+    parser.add_argument("--tiny-n", type=int, default=5)
+    parser.add_argument("--exact-limit", type=float, default=60.0)
+    parser.add_argument("--exact", type=int, default=50, help="instances for the proving rate")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["grid", "fresh", "time", "tiny", "exact"])
+    args = parser.parse_args()
+    if "grid" not in args.skip:
+        table(
+            "Paper grid",
+            {
+                "standard": [generate("standard", n=100, seed=k, normalized=True) for k in range(5)],
+                "GPT": [generate("gpt32", normalized=True), generate("gpt32", copies=4, normalized=True)],
+                "MoE": [generate("moe8", normalized=True), generate("moe8", copies=8, normalized=True)],
+            },
+        )
+    if "fresh" not in args.skip:
+        table(
+            "Fresh instances (not tuned to the grid)",
+            {
+                "standard n=128": [
+                    generate("standard", n=128, seed=100 + k, normalized=True) for k in range(5)
+                ],
+                "moe gpus=64": [generate("moe", gpus=64, seed=k, normalized=True) for k in range(5)],
+            },
+        )
+    if "time" not in args.skip:
+        timing()
+    if "tiny" not in args.skip:
+        tiny(args.tiny, args.tiny_n, args.exact_limit)
+    if "exact" not in args.skip:
+        proving(args.exact, args.exact_limit)
+
+
+if __name__ == "__main__":
+    main()

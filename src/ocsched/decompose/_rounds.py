@@ -1,0 +1,869 @@
+"""Spectra's Delta matching rounds on the demand's support, one warm-started assignment solver.
+
+Each round is a maximum-weight matching with gain ``residual + penalty * (critical endpoints)``
+on uncovered entries (``residual`` on covered ones), solved as a min-cost perfect matching on
+an augmented bipartite graph (rows and column dummies on the left, columns and row dummies on
+the right: a port may stay idle at no cost). The compiled kernel (numba):
+
+- keeps the dual prices from round to round (costs only rise, except on lines that just became
+  critical, whose dual moves with them), frees only the ports whose matched entry changed, and
+  re-matches them with auction steps (Jonker-Volgenant's augmenting row reduction) and Dijkstra
+  shortest augmenting paths, so every round is solved exactly;
+- works on the live entries only: an entry already covered on a critical line can never be
+  chosen again (a critical line must take an uncovered entry) and is dropped, amortised;
+- on dense input solves each round on a candidate graph (each row's 16 entries of least
+  reduced cost) and prices out every other live entry through per-line lower bounds that stay
+  valid as prices fall, re-scanning a line only when its dual passes its bound.
+
+Memory is O(nnz + n): no n x n array.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["HAVE_NUMBA", "max_weight_matching", "spectra_rounds"]
+
+log = logging.getLogger(__name__)
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+try:  # numba is a dependency; without it (an unsupported platform) Spectra uses the reference solver.
+    from numba import njit as _njit
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    HAVE_NUMBA = False
+
+
+#: Entries per row in the candidate graph on dense input (more only where pricing asks).
+_CANDIDATES = 16
+#: Pricing passes per round before the round is finished on the whole live graph.
+_MAX_PRICING = 32
+
+
+def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
+    if HAVE_NUMBA:
+        return _njit(cache=True, nogil=True)(func)
+    return func  # pragma: no cover
+
+
+@_jit
+def _augment(
+    a0: int,
+    n: int,
+    indptr: IntArray,
+    rent: IntArray,
+    cols: IntArray,
+    cptr: IntArray,
+    centry: IntArray,
+    rows: IntArray,
+    cost: FloatArray,
+    u: FloatArray,
+    v: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+    dist: FloatArray,
+    pred: IntArray,
+    pred_e: IntArray,
+    final: NDArray[np.bool_],
+    heap_k: FloatArray,
+    heap_v: IntArray,
+    touched: IntArray,
+    sr: IntArray,
+) -> None:
+    """One shortest augmenting path (Dijkstra on reduced costs) from the free left node ``a0``.
+
+    Left nodes: rows 0..n-1 and column dummies n..2n-1; right nodes: columns 0..n-1 and row
+    dummies n..2n-1. Edges: demand (i, j) with ``cost[e]``; (i, n+i), (n+j, j) and the mirror
+    (n+j, n+i) of every demand edge, all of cost 0.
+    """
+    inf = np.inf
+    nt = 0
+    ns = 0
+    hs = 0
+    cur = a0
+    cur_d = 0.0
+    sr[ns] = a0
+    ns += 1
+    sink = -1
+    min_val = 0.0
+    while True:
+        ucur = u[cur]
+        if cur < n:
+            for t in range(indptr[cur], indptr[cur + 1]):
+                e = rent[t]
+                r = cols[e]
+                if final[r]:
+                    continue
+                nd = cur_d + cost[e] - ucur - v[r]
+                if nd < dist[r]:
+                    if dist[r] == inf:
+                        touched[nt] = r
+                        nt += 1
+                    dist[r] = nd
+                    pred[r] = cur
+                    pred_e[r] = e
+                    # push
+                    k = hs
+                    hs += 1
+                    while k > 0:
+                        p = (k - 1) >> 1
+                        if heap_k[p] <= nd:
+                            break
+                        heap_k[k] = heap_k[p]
+                        heap_v[k] = heap_v[p]
+                        k = p
+                    heap_k[k] = nd
+                    heap_v[k] = r
+            r = n + cur
+            if not final[r]:
+                nd = cur_d - ucur - v[r]
+                if nd < dist[r]:
+                    if dist[r] == inf:
+                        touched[nt] = r
+                        nt += 1
+                    dist[r] = nd
+                    pred[r] = cur
+                    pred_e[r] = -1
+                    k = hs
+                    hs += 1
+                    while k > 0:
+                        p = (k - 1) >> 1
+                        if heap_k[p] <= nd:
+                            break
+                        heap_k[k] = heap_k[p]
+                        heap_v[k] = heap_v[p]
+                        k = p
+                    heap_k[k] = nd
+                    heap_v[k] = r
+        else:
+            j = cur - n
+            for t in range(cptr[j] - 1, cptr[j + 1]):
+                r = j if t < cptr[j] else n + rows[centry[t]]
+                if final[r]:
+                    continue
+                nd = cur_d - ucur - v[r]
+                if nd < dist[r]:
+                    if dist[r] == inf:
+                        touched[nt] = r
+                        nt += 1
+                    dist[r] = nd
+                    pred[r] = cur
+                    pred_e[r] = -1
+                    k = hs
+                    hs += 1
+                    while k > 0:
+                        p = (k - 1) >> 1
+                        if heap_k[p] <= nd:
+                            break
+                        heap_k[k] = heap_k[p]
+                        heap_v[k] = heap_v[p]
+                        k = p
+                    heap_k[k] = nd
+                    heap_v[k] = r
+        # pop the closest right node not yet final
+        r = -1
+        d = 0.0
+        while hs > 0:
+            d = heap_k[0]
+            r = heap_v[0]
+            hs -= 1
+            lk = heap_k[hs]
+            lv = heap_v[hs]
+            k = 0
+            while True:
+                c = 2 * k + 1
+                if c >= hs:
+                    break
+                if c + 1 < hs and heap_k[c + 1] < heap_k[c]:
+                    c += 1
+                if heap_k[c] >= lk:
+                    break
+                heap_k[k] = heap_k[c]
+                heap_v[k] = heap_v[c]
+                k = c
+            if hs > 0:
+                heap_k[k] = lk
+                heap_v[k] = lv
+            if not final[r] and d == dist[r]:
+                break
+            r = -1
+        if r < 0:
+            raise RuntimeError("no augmenting path (the augmented graph always has one)")
+        final[r] = True
+        if match_r[r] < 0:
+            sink = r
+            min_val = d
+            break
+        cur = match_r[r]
+        cur_d = d
+        sr[ns] = cur
+        ns += 1
+    # Dual update keeps reduced costs >= 0 and every matched edge tight.
+    u[a0] += min_val
+    for t in range(1, ns):
+        a = sr[t]
+        u[a] += min_val - dist[match_l[a]]
+    for t in range(nt):
+        r = touched[t]
+        if final[r]:
+            v[r] -= min_val - dist[r]
+    # Augment along the predecessor chain.
+    r = sink
+    while True:
+        a = pred[r]
+        prev = match_l[a]
+        match_r[r] = a
+        match_l[a] = r
+        edge_l[a] = pred_e[r]
+        if a == a0:
+            break
+        r = prev
+    for t in range(nt):
+        r = touched[t]
+        dist[r] = inf
+        final[r] = False
+
+
+@_jit
+def _reduce(
+    a: int,
+    n: int,
+    indptr: IntArray,
+    rent: IntArray,
+    cols: IntArray,
+    cptr: IntArray,
+    centry: IntArray,
+    rows: IntArray,
+    cost: FloatArray,
+    u: FloatArray,
+    v: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+) -> int:
+    """One auction step (JV's augmenting row reduction) for the free left node ``a``.
+
+    ``a`` takes its cheapest right node r1 and r1's price drops by the gap to the second
+    cheapest, so every reduced cost stays >= 0 and every matched edge tight. Returns the left
+    node displaced from r1 (-1 if r1 was free), or -2 if ``a`` is left to a full augmentation.
+    """
+    inf = np.inf
+    m1 = inf
+    m2 = inf
+    r1 = -1
+    e1 = -1
+    if a < n:
+        for t in range(indptr[a], indptr[a + 1]):
+            e = rent[t]
+            r = cols[e]
+            x = cost[e] - v[r]
+            if x < m1:
+                m2 = m1
+                m1 = x
+                r1 = r
+                e1 = e
+            elif x < m2:
+                m2 = x
+        r = n + a
+        x = -v[r]
+        if x < m1:
+            m2 = m1
+            m1 = x
+            r1 = r
+            e1 = -1
+        elif x < m2:
+            m2 = x
+    else:
+        j = a - n
+        for t in range(cptr[j] - 1, cptr[j + 1]):
+            r = j if t < cptr[j] else n + rows[centry[t]]
+            x = -v[r]
+            if x < m1:
+                m2 = m1
+                m1 = x
+                r1 = r
+            elif x < m2:
+                m2 = x
+    old = match_r[r1]
+    if old >= 0 and not m1 < m2:
+        return -2  # a tie with a taken node: no progress possible by price alone
+    if m2 < inf:
+        v[r1] -= m2 - m1
+        u[a] = m2
+    else:
+        u[a] = m1
+    if old >= 0:
+        match_l[old] = -1
+        edge_l[old] = -1
+    match_r[r1] = a
+    match_l[a] = r1
+    edge_l[a] = e1
+    return int(old)
+
+
+@_jit
+def _solve(
+    n: int,
+    indptr: IntArray,
+    rent: IntArray,
+    cols: IntArray,
+    cptr: IntArray,
+    centry: IntArray,
+    rows: IntArray,
+    cost: FloatArray,
+    u: FloatArray,
+    v: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+    free: IntArray,
+    nf: int,
+    queue: IntArray,
+    work: Any,
+) -> None:
+    """Match every free left node: auction steps first, then shortest augmenting paths."""
+    dist, pred, pred_e, final, heap_k, heap_v, touched, sr = work
+    steps = min(8 * nf, free.size - nf - 1)  # JV reduction: cheap on candidates; each step may free one node
+    nq = 0
+    t = 0
+    while t < nf:
+        a = free[t]
+        t += 1
+        if match_l[a] >= 0:
+            continue
+        if steps > 0:
+            steps -= 1
+            old = _reduce(a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l)
+            if old >= 0:
+                free[nf] = old
+                nf += 1
+                continue
+            if old == -1:
+                continue
+        queue[nq] = a
+        nq += 1
+    for t in range(nq):
+        a = queue[t]
+        if match_l[a] < 0:
+            _augment(
+                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
+                dist, pred, pred_e, final, heap_k, heap_v, touched, sr,
+            )  # fmt: skip
+
+
+@_jit
+def _by_column(
+    n: int, indptr: IntArray, rent: IntArray, cols: IntArray, cptr: IntArray, centry: IntArray
+) -> None:
+    """Fill the column lists (``cptr``, ``centry``) of the row lists (``indptr``, ``rent``)."""
+    cptr[:] = 0
+    for t in range(indptr[n]):
+        cptr[cols[rent[t]] + 1] += 1
+    for j in range(n):
+        cptr[j + 1] += cptr[j]
+    fill = cptr[:n].copy()
+    for t in range(indptr[n]):
+        e = rent[t]
+        j = cols[e]
+        centry[fill[j]] = e
+        fill[j] += 1
+
+
+@_jit
+def _rescan(
+    i: int,
+    n: int,
+    lptr: IntArray,
+    lent: IntArray,
+    cols: IntArray,
+    cost: FloatArray,
+    v: FloatArray,
+    edge_l: IntArray,
+    cand: IntArray,
+    ccount: IntArray,
+    incand: NDArray[np.bool_],
+    lb: FloatArray,
+    lbc: FloatArray,
+    best_k: FloatArray,
+    best_e: IntArray,
+) -> None:
+    """Row i's candidates: its cand_k live entries of least ``cost - v`` and its matched one.
+
+    ``lb[i]`` becomes the least ``cost - v`` left out, and every entry left out lowers its
+    column's mirror bound ``lbc`` to its current value.
+    """
+    cand_k = cand.shape[1] - 1
+    for q in range(ccount[i]):
+        incand[cand[i, q]] = False
+    nb = 0
+    low = np.inf
+    keep = edge_l[i]
+    for t in range(lptr[i], lptr[i + 1]):
+        e = lent[t]
+        if e == keep:
+            continue
+        x = cost[e] - v[cols[e]]
+        out = e
+        xo = x
+        if nb < cand_k or x < best_k[nb - 1]:
+            if nb == cand_k:  # the largest of the kept is pushed out
+                out = best_e[nb - 1]
+                xo = best_k[nb - 1]
+                nb -= 1
+            else:
+                out = -1
+            q = nb
+            while q > 0 and best_k[q - 1] > x:
+                best_k[q] = best_k[q - 1]
+                best_e[q] = best_e[q - 1]
+                q -= 1
+            best_k[q] = x
+            best_e[q] = e
+            nb += 1
+        if out >= 0:
+            low = min(low, xo)
+            j = cols[out]
+            lbc[j] = min(lbc[j], -v[n + i])
+    c = 0
+    if keep >= 0:
+        cand[i, c] = keep
+        incand[keep] = True
+        c += 1
+    for q in range(nb):
+        cand[i, c] = best_e[q]
+        incand[best_e[q]] = True
+        c += 1
+    ccount[i] = c
+    lb[i] = low
+
+
+@_jit
+def _run_rounds(
+    n: int,
+    big_delta: int,
+    indptr0: IntArray,
+    rows: IntArray,
+    cols: IntArray,
+    values: FloatArray,
+    penalty: float,
+    cand_k: int,
+    ent: IntArray,
+    ent_ptr: IntArray,
+    weights: FloatArray,
+) -> int:
+    nnz = values.size
+    inf = np.inf
+    residual = values.copy()
+    unc = np.ones(nnz, dtype=np.bool_)
+    cnt_r = np.zeros(n, dtype=np.int64)
+    cnt_c = np.zeros(n, dtype=np.int64)
+    for e in range(nnz):
+        cnt_r[rows[e]] += 1
+        cnt_c[cols[e]] += 1
+    crit_r = np.zeros(n, dtype=np.bool_)
+    crit_c = np.zeros(n, dtype=np.bool_)
+    cost = -values.copy()
+    # Live entries, by row and by column. An entry already covered on a critical line is dead:
+    # a critical line must take an uncovered entry, so no optimal matching uses it again.
+    lptr = indptr0.copy()
+    lent = np.arange(nnz)
+    lcptr = np.zeros(n + 1, dtype=np.int64)
+    lcent = np.empty(nnz, dtype=np.int64)
+    _by_column(n, lptr, lent, cols, lcptr, lcent)
+    covered_since = 0
+    # The graph the solver sees: the live entries, or on dense input each row's cand_k entries
+    # of least reduced cost (a candidate graph, priced out against every live entry).
+    gptr = np.zeros(n + 1, dtype=np.int64)
+    gent = np.empty(nnz, dtype=np.int64)
+    gcptr = np.zeros(n + 1, dtype=np.int64)
+    gcent = np.empty(nnz, dtype=np.int64)
+    cand = np.empty((n, cand_k + 1), dtype=np.int64)
+    ccount = np.zeros(n, dtype=np.int64)
+    incand = np.zeros(nnz, dtype=np.bool_)
+    lb = np.full(n, inf)
+    lbc = np.full(n, inf)
+    built = False
+    best_k = np.empty(cand_k + 1)
+    best_e = np.empty(cand_k + 1, dtype=np.int64)
+    u = np.zeros(2 * n)
+    v = np.zeros(2 * n)
+    match_l = np.full(2 * n, -1, dtype=np.int64)
+    match_r = np.full(2 * n, -1, dtype=np.int64)
+    edge_l = np.full(2 * n, -1, dtype=np.int64)
+    cap = 2 * nnz + 4 * n + 4
+    work = (
+        np.full(2 * n, inf),
+        np.full(2 * n, -1, dtype=np.int64),
+        np.full(2 * n, -1, dtype=np.int64),
+        np.zeros(2 * n, dtype=np.bool_),
+        np.empty(cap),
+        np.empty(cap, dtype=np.int64),
+        np.empty(2 * n, dtype=np.int64),
+        np.empty(2 * n + 1, dtype=np.int64),
+    )
+    free = np.empty(6 * n + 8, dtype=np.int64)  # <= 2n + 1 free nodes, plus the reduction steps
+    queue = np.empty(6 * n + 8, dtype=np.int64)
+    tol = 1e-13 * penalty
+    nf = 0
+    for a in range(2 * n):
+        free[nf] = a
+        nf += 1
+    for i in range(n):  # feasible start: u_i = the row's cheapest edge (the dummy costs 0)
+        m = 0.0
+        for e in range(indptr0[i], indptr0[i + 1]):
+            m = min(m, cost[e])
+        u[i] = m
+    prev_start = 0
+    prev_end = 0
+    nent = 0
+    for l in range(big_delta):
+        left = big_delta - l
+        # The previous permutation's entries changed (less residual, now covered): new costs.
+        for t in range(prev_start, prev_end):
+            e = ent[t]
+            cost[e] = -residual[e]
+        # Newly critical lines gain `penalty` on their uncovered entries; the dual moves with it.
+        for i in range(n):
+            if not crit_r[i] and cnt_r[i] == left:
+                crit_r[i] = True
+                u[i] -= penalty
+                lb[i] -= penalty  # its uncovered entries' costs fell by the penalty
+                for t in range(lptr[i], lptr[i + 1]):
+                    e = lent[t]
+                    if unc[e]:
+                        cost[e] -= penalty
+                a_r = match_l[i]
+                if a_r >= 0 and (edge_l[i] < 0 or not unc[edge_l[i]]):
+                    match_r[a_r] = -1
+                    match_l[i] = -1
+                    edge_l[i] = -1
+                    free[nf] = i
+                    nf += 1
+        for j in range(n):
+            if not crit_c[j] and cnt_c[j] == left:
+                crit_c[j] = True
+                v[j] -= penalty
+                for t in range(lcptr[j], lcptr[j + 1]):
+                    e = lcent[t]
+                    if unc[e]:
+                        cost[e] -= penalty
+                a = match_r[j]
+                if a >= 0 and (edge_l[a] < 0 or not unc[edge_l[a]]):
+                    match_r[j] = -1
+                    match_l[a] = -1
+                    edge_l[a] = -1
+                    free[nf] = a
+                    nf += 1
+        # Rows matched on the previous permutation's entries are no longer tight.
+        for t in range(prev_start, prev_end):
+            e = ent[t]
+            i = rows[e]
+            if edge_l[i] == e:
+                match_r[cols[e]] = -1
+                match_l[i] = -1
+                edge_l[i] = -1
+                free[nf] = i
+                nf += 1
+        # Drop dead entries from the live lists once enough were covered (amortised O(1) each).
+        if 2 * covered_since > lptr[n]:
+            covered_since = 0
+            k = 0
+            for i in range(n):
+                s0 = lptr[i]
+                lptr[i] = k
+                for t in range(s0, lptr[i + 1]):
+                    e = lent[t]
+                    if unc[e] or not (crit_r[rows[e]] or crit_c[cols[e]]):
+                        lent[k] = e
+                        k += 1
+            lptr[n] = k
+            _by_column(n, lptr, lent, cols, lcptr, lcent)
+        dense = lptr[n] > 4 * cand_k * n
+        if dense:
+            if not built:
+                lbc[:] = inf
+                for i in range(n):
+                    _rescan(
+                        i, n, lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, lbc, best_k, best_e
+                    )
+                built = True
+            else:  # drop dead candidates; a row left with few gets a fresh list
+                for i in range(n):
+                    c = 0
+                    for q in range(ccount[i]):
+                        e = cand[i, q]
+                        if unc[e] or not (crit_r[rows[e]] or crit_c[cols[e]]):
+                            cand[i, c] = e
+                            c += 1
+                        else:
+                            incand[e] = False
+                    ccount[i] = c
+                    if 2 * c < cand_k:
+                        _rescan(
+                            i,
+                            n,
+                            lptr,
+                            lent,
+                            cols,
+                            cost,
+                            v,
+                            edge_l,
+                            cand,
+                            ccount,
+                            incand,
+                            lb,
+                            lbc,
+                            best_k,
+                            best_e,
+                        )
+        else:
+            built = False
+        passes = 0
+        while True:
+            if dense:
+                k = 0
+                for i in range(n):
+                    gptr[i] = k
+                    for q in range(ccount[i]):
+                        gent[k] = cand[i, q]
+                        k += 1
+                gptr[n] = k
+                _by_column(n, gptr, gent, cols, gcptr, gcent)
+                _solve(
+                    n, gptr, gent, cols, gcptr, gcent, rows, cost, u, v, match_l, match_r, edge_l,
+                    free, nf, queue, work,
+                )  # fmt: skip
+            else:
+                _solve(
+                    n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
+                    free, nf, queue, work,
+                )  # fmt: skip
+            nf = 0
+            if not dense:
+                break
+            # Pricing. Off the candidate graph, reduced costs only grow (prices v only fall), so
+            # lb[i] (row i) and lbc[j] (the mirrors of column j) stay lower bounds of what is
+            # left out; a line is re-scanned only when its dual passes its bound. A violated
+            # dual is lowered to feasibility and its node re-matched.
+            for i in range(n):
+                if u[i] > lb[i] + tol:
+                    _rescan(
+                        i, n, lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, lbc, best_k, best_e
+                    )
+                    m = lb[i]
+                    for q in range(ccount[i]):
+                        e = cand[i, q]
+                        m = min(m, cost[e] - v[cols[e]])
+                    if m < u[i] - tol:
+                        u[i] = m
+                        if match_l[i] >= 0:
+                            match_r[match_l[i]] = -1
+                            match_l[i] = -1
+                            edge_l[i] = -1
+                        free[nf] = i
+                        nf += 1
+            for j in range(n):
+                a = n + j
+                if u[a] > lbc[j] + tol:
+                    m = inf
+                    for t in range(lcptr[j], lcptr[j + 1]):
+                        e = lcent[t]
+                        if not incand[e] and (unc[e] or not (crit_r[rows[e]] or crit_c[j])):
+                            m = min(m, -v[n + rows[e]])
+                    lbc[j] = m
+                    if m < u[a] - tol:
+                        u[a] = m
+                        if match_l[a] >= 0:
+                            match_r[match_l[a]] = -1
+                            match_l[a] = -1
+                            edge_l[a] = -1
+                        free[nf] = a
+                        nf += 1
+            if nf == 0:
+                break
+            passes += 1
+            if passes >= _MAX_PRICING:
+                # Safety net: finish this round on every live entry (the duals are feasible).
+                _solve(
+                    n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
+                    free, nf, queue, work,
+                )  # fmt: skip
+                nf = 0
+                built = False
+                break
+        # Collect the permutation: matched demand entries, plus zero-gain entries joining two
+        # otherwise idle ports (already served, they only give the weight refit more freedom).
+        start = nent
+        for i in range(n):
+            e = edge_l[i]
+            if e >= 0:
+                ent[nent] = e
+                nent += 1
+        for i in range(n):
+            if edge_l[i] < 0:
+                for t in range(lptr[i], lptr[i + 1]):
+                    e = lent[t]
+                    j = cols[e]
+                    if residual[e] == 0.0 and not unc[e] and match_r[j] >= n and edge_l[i] < 0:
+                        # Invariant: a zero-gain edge between idle ports changes no cost.
+                        edge_l[i] = -2 - e
+                        match_r[j] = -2 - match_r[j]
+                        ent[nent] = e
+                        nent += 1
+                        break
+        for i in range(n):  # undo the marks of the extra entries
+            if edge_l[i] <= -2:
+                e = -2 - edge_l[i]
+                edge_l[i] = -1
+                j = cols[e]
+                match_r[j] = -2 - match_r[j]
+        w = inf
+        for t in range(start, nent):
+            x = residual[ent[t]]
+            if 0.0 < x < w:
+                w = x
+        if w == inf:
+            w = 0.0
+        for t in range(start, nent):
+            e = ent[t]
+            residual[e] = max(residual[e] - w, 0.0)
+            if unc[e]:
+                unc[e] = False
+                covered_since += 1
+                cnt_r[rows[e]] -= 1
+                cnt_c[cols[e]] -= 1
+        weights[l] = w
+        ent_ptr[l + 1] = nent
+        prev_start = start
+        prev_end = nent
+    left_over = 0
+    for e in range(nnz):
+        if unc[e]:
+            left_over += 1
+    return left_over
+
+
+def spectra_rounds(
+    n: int, rows: IntArray, cols: IntArray, values: FloatArray, big_delta: int
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """Run Spectra's Delta max-residual matching rounds on the support.
+
+    Returns the entries of each round's permutation (``ent[ptr[l]:ptr[l+1]]``, indices into the
+    demand's entries, row-major order assumed) and the round weights.
+    """
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    top = np.sort(values)[-n:]
+    # Larger than any matching's total residual, so covering critical lines always wins.
+    penalty = 2.0 * float(top.sum())
+    ent = np.empty(big_delta * n, dtype=np.int64)
+    ptr = np.zeros(big_delta + 1, dtype=np.int64)
+    weights = np.zeros(big_delta)
+    left = _run_rounds(
+        n,
+        big_delta,
+        indptr,
+        # Writeable copies: numba compiles (and caches) one signature, not one per read-only flag.
+        np.array(rows, dtype=np.int64),
+        np.array(cols, dtype=np.int64),
+        np.array(values, dtype=np.float64),
+        penalty,
+        _CANDIDATES,
+        ent,
+        ptr,
+        weights,
+    )
+    if left:
+        raise AssertionError(f"spectra rounds left {left} demand entries uncovered")
+    return ent[: ptr[-1]], ptr, weights
+
+
+@_jit
+def _max_weight(
+    n: int,
+    indptr: IntArray,
+    cols: IntArray,
+    cptr: IntArray,
+    centry: IntArray,
+    rows: IntArray,
+    cost: FloatArray,
+) -> IntArray:
+    rent = np.arange(cost.size)
+    u = np.zeros(2 * n)
+    v = np.zeros(2 * n)
+    match_l = np.full(2 * n, -1, dtype=np.int64)
+    match_r = np.full(2 * n, -1, dtype=np.int64)
+    edge_l = np.full(2 * n, -1, dtype=np.int64)
+    dist = np.full(2 * n, np.inf)
+    pred = np.full(2 * n, -1, dtype=np.int64)
+    pred_e = np.full(2 * n, -1, dtype=np.int64)
+    final = np.zeros(2 * n, dtype=np.bool_)
+    cap = 2 * cost.size + 4 * n + 4
+    heap_k = np.empty(cap)
+    heap_v = np.empty(cap, dtype=np.int64)
+    touched = np.empty(2 * n, dtype=np.int64)
+    sr = np.empty(2 * n + 1, dtype=np.int64)
+    free = np.empty(8 * n + 2, dtype=np.int64)
+    for i in range(n):
+        m = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            m = min(m, cost[e])
+        u[i] = m
+    nf = 0
+    for a in range(2 * n):
+        free[nf] = a
+        nf += 1
+    steps = 2 * nf
+    t = 0
+    while t < nf:
+        a = free[t]
+        t += 1
+        if match_l[a] >= 0:
+            continue
+        if steps > 0:
+            steps -= 1
+            old = _reduce(a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l)
+            if old >= 0:
+                free[nf] = old
+                nf += 1
+                continue
+            if old == -1:
+                continue
+        _augment(
+            a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
+            dist, pred, pred_e, final, heap_k, heap_v, touched, sr,
+        )  # fmt: skip
+    return edge_l[:n].copy()
+
+
+def max_weight_matching(n: int, rows: IntArray, cols: IntArray, weights: FloatArray) -> IntArray:
+    """A maximum-weight matching on a row-major support: the matched entries' indices.
+
+    Entries of weight <= 0 are never needed (leaving both ports idle is as good).
+    """
+    keep = np.nonzero(weights > 0)[0]
+    r, c = rows[keep], cols[keep]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(r, minlength=n), out=indptr[1:])
+    centry = np.argsort(c, kind="stable").astype(np.int64)
+    cptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(c, minlength=n), out=cptr[1:])
+    edge = _max_weight(
+        n,
+        indptr,
+        np.ascontiguousarray(c, dtype=np.int64),
+        cptr,
+        centry,
+        np.ascontiguousarray(r, dtype=np.int64),
+        -np.ascontiguousarray(weights[keep], dtype=np.float64),
+    )
+    return np.asarray(keep[edge[edge >= 0]], dtype=np.int64)

@@ -1,0 +1,97 @@
+"""File plumbing shared by every writer: size limits, the writable check, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from ocsched.errors import InvalidInputError
+
+#: Most ports a demand may have (sparse and long-form inputs; OCS radixes are in the hundreds).
+MAX_PORTS = 1_000_000
+#: Most nonzero entries a demand file may hold.
+MAX_NNZ = 10_000_000
+#: Most entries of a dense matrix read or generated (800 MB as float64).
+MAX_DENSE_ELEMENTS = 100_000_000
+#: Most ports the dense schedulers work on (their n x n arrays stay within MAX_DENSE_ELEMENTS).
+MAX_DENSE_PORTS = 10_000
+#: Most parallel switches a command accepts (far more than any demand can use).
+MAX_SWITCHES = 1024
+
+
+def check_writable(path: str | os.PathLike[str], *, force: bool = False, name: str = "out") -> Path:
+    """Return ``path`` as a Path if a file can be written there, else raise, before any work is done.
+
+    Raises if ``path`` is a folder, exists (and ``force`` is False), lies under a file, or its
+    folder (or the nearest existing ancestor, for folders still to be created) does not accept a
+    new file: a temporary file or folder is created there and removed at once.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidInputError(f"`{name}` is a directory, expected a file path: {p}")
+    if p.exists() and not force:
+        raise InvalidInputError(f"`{name}` file already exists: {p} (use --force to overwrite)")
+    ancestor = p.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InvalidInputError(f"`{name}` cannot be created under {ancestor}, which is not a folder: {p}")
+    try:
+        if ancestor == p.parent:
+            with tempfile.TemporaryFile(dir=ancestor):
+                pass
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=ancestor))
+    except OSError as exc:
+        raise InvalidInputError(f"`{name}` cannot be written: {p} ({exc.strerror or exc})") from None
+    return p
+
+
+def write_atomic(
+    path: str | os.PathLike[str],
+    write: Callable[[IO[bytes]], object],
+    *,
+    force: bool = False,
+    name: str = "out",
+) -> Path:
+    """Call ``write(f)`` on a temporary file beside ``path``, then move it into place."""
+    p = check_writable(path, force=force, name=name)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would (umask applied).
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        if not force and p.exists():  # appeared meanwhile: still never overwrite
+            raise InvalidInputError(f"`{name}` file already exists: {p} (use --force to overwrite)")
+        os.replace(tmp, p)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return p
+
+
+def read_text(p: Path, what: str) -> str:
+    """Return the text of file ``p``; ``what`` (such as ``"`schedule` file"``) names it in any error."""
+    if not p.is_file():
+        raise InvalidInputError(f"{what} not found: {p}")
+    try:
+        return p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{what} {p} could not be read: {exc}") from None
+
+
+def write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
+    """Write ``text`` (UTF-8) through :func:`write_atomic`."""
+    return write_atomic(path, lambda f: f.write(text.encode()), force=force)
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read it: set, then restore at once
+    os.umask(mask)
+    return mask

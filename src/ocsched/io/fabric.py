@@ -1,0 +1,99 @@
+"""Fabric files (FABRIC.toml) and the fabric of the CLI's ``--switches``/``--delta``/``--fabric``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ocsched.errors import InvalidInputError
+from ocsched.fabric import Fabric
+
+
+def read_fabric(path: str | os.PathLike[str], *, name: str = "fabric") -> Fabric:
+    """Read a FABRIC.toml file (see :meth:`ocsched.fabric.Fabric.from_dict` for its keys).
+
+    Example file::
+
+        model = "all-stop"            # or "partial"
+        [[switches]]
+        delta = 0.01                  # reconfiguration delay, in the demand's unit
+        count = 2                     # two such switches
+        [[switches]]
+        delta = 0.1
+        rate = 2.0                    # serves 2 units of demand per unit of time
+        [[down]]
+        switch = 1                    # 0-based, as in schedule files
+        start = 0.5                   # no `end`: down for good
+        [[failed_links]]
+        port = 3
+        switch = 0
+    """
+    import tomllib
+
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"`{name}` file not found: {p}")
+    try:
+        data = tomllib.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInputError(f"`{name}` file {p} could not be read as TOML: {exc}") from None
+    try:
+        return Fabric.from_dict(data, name=name)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"`{name}` file {p}: {exc}") from None
+
+
+def fabric_from_options(
+    *,
+    switches: int | None = None,
+    delta: str | float | None = None,
+    reconfiguration: str | None = None,
+    fabric: str | os.PathLike[str] | None = None,
+) -> Fabric:
+    """Build the fabric of the CLI options ``--switches``, ``--delta``, ``--reconfiguration``, ``--fabric``.
+
+    ``fabric`` (a FABRIC.toml) excludes ``delta``; ``switches`` must then match its size.
+    ``delta`` is one number (``switches`` identical switches) or a comma-separated list, one
+    per switch (``switches`` must match or be omitted). ``reconfiguration`` (``all-stop`` or
+    ``partial``) overrides the model.
+
+    >>> fabric_from_options(delta="0.01,0.01,0.04,0.04").deltas
+    (0.01, 0.01, 0.04, 0.04)
+    >>> fabric_from_options(switches=2, delta=0.1, reconfiguration="partial").model
+    'partial'
+    """
+    from ocsched._checks import check_choice, check_switches
+    from ocsched.fabric import MODELS
+
+    if reconfiguration is not None:
+        check_choice(reconfiguration, "reconfiguration", MODELS)
+    if fabric is not None:
+        if delta is not None:
+            raise InvalidInputError("give either `--fabric` or `--delta`, not both")
+        fab = read_fabric(fabric)
+        if switches is not None and check_switches(switches) != fab.size:
+            raise InvalidInputError(f"`--switches` = {switches} but the fabric file has {fab.size} switches")
+    else:
+        if delta is None:
+            raise InvalidInputError("give `--delta` (one value, or one per switch) or `--fabric FABRIC.toml`")
+        if isinstance(delta, str):
+            parts = [x.strip() for x in delta.split(",")]
+            try:
+                values = [float(x) for x in parts]
+            except ValueError:
+                raise InvalidInputError(
+                    f"`--delta` must be a number or comma-separated numbers; got {delta!r}"
+                ) from None
+        else:
+            values = [delta]
+        if len(values) == 1:
+            if switches is None:
+                raise InvalidInputError("give `--switches` with a single `--delta`")
+            fab = Fabric.uniform(check_switches(switches), values[0])
+        else:
+            if switches is not None and check_switches(switches) != len(values):
+                raise InvalidInputError(
+                    f"`--switches` = {switches} but `--delta` lists {len(values)} delays (one per switch)"
+                )
+            fab = Fabric.from_deltas(values)
+    return fab if reconfiguration is None else fab.with_model(reconfiguration)

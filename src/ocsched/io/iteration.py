@@ -1,0 +1,142 @@
+"""Iteration files (sequences of phases): JSON, 3-D ``.npy`` or a folder of matrices; their schedules."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from ocsched.errors import InvalidInputError
+from ocsched.io._files import MAX_DENSE_ELEMENTS, read_text, write_text
+from ocsched.io.demand import DEMAND_SUFFIXES, _number, read_demand
+from ocsched.iteration import ITERATION_FORMAT, Iteration, IterationSchedule
+
+T = TypeVar("T")
+
+#: A folder of per-phase matrices may hold this file: one gap per phase, in the phases' order.
+GAPS_FILE = "gaps.csv"
+
+
+def _read_gaps(p: Path) -> list[float]:
+    lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
+    lines = [ln for ln in lines if ln]
+    if lines and _number(lines[0].split(",")[-1]) is None:
+        lines = lines[1:]  # a header such as "gap_before" or "name,gap_before"
+    out = []
+    for k, ln in enumerate(lines):
+        v = _number(ln.split(",")[-1])
+        if v is None:
+            raise InvalidInputError(f"`gaps` file {p}: line {k + 1} is not a number: {ln!r}")
+        out.append(v)
+    return out
+
+
+def read_iteration(
+    path: str | os.PathLike[str], *, gaps: float | list[float] | None = None, name: str = "iteration"
+) -> Iteration:
+    """Read an iteration: a ``ocsched.sequence`` JSON file, a 3-D ``.npy`` or a folder of matrices.
+
+    - ``.json``: ``{"format": "ocsched.sequence", "version": 1, "phases": [...]}`` (see
+      :mod:`ocsched.iteration`); gaps come from the file.
+    - ``.npy``: a K x n x n array, one phase per slice; ``gaps`` gives one gap for all or one each.
+    - a folder: one demand file per phase (any :data:`DEMAND_SUFFIXES`), in order of file name,
+      and optionally :data:`GAPS_FILE` with one gap per line (or ``name,gap`` rows; a header line
+      is skipped); ``gaps`` overrides it.
+
+    Raises
+    ------
+    InvalidInputError
+        If the path is missing or malformed, a phase's matrix is invalid (naming the phase's
+        file), the phases differ in n, or the gaps do not match the phases.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "it.npy"
+    >>> np.save(p, np.ones((3, 2, 2)))
+    >>> it = read_iteration(p, gaps=0.5)
+    >>> len(it), it.n, it.total_gap
+    (3, 2, 1.5)
+    """
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in DEMAND_SUFFIXES)
+        files = [f for f in files if f.name != GAPS_FILE]
+        if not files:
+            raise InvalidInputError(f"`{name}` folder {p} holds no matrix ({', '.join(DEMAND_SUFFIXES)})")
+        mats = [read_demand(f, name=f"{name} phase {f.stem}") for f in files]
+        if gaps is None and (p / GAPS_FILE).is_file():
+            gaps = _read_gaps(p / GAPS_FILE)
+        return Iteration.from_matrices(mats, gaps=gaps, names=[f.stem for f in files])
+    if not p.is_file():
+        raise InvalidInputError(f"`{name}` file not found: {p}")
+    suffix = p.suffix.lower()
+    if suffix == ".json":
+        if gaps is not None:
+            raise InvalidInputError(f"`gaps` applies to .npy files and folders; {p} carries its own gaps")
+        return _parse(p, Iteration.from_json, name)
+    if suffix == ".npy":
+        try:
+            arr = np.load(p, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InvalidInputError(f"`{name}` file {p} could not be read as .npy: {exc}") from None
+        if arr.ndim != 3 or arr.shape[1] != arr.shape[2]:
+            raise InvalidInputError(
+                f"`{name}` file {p} must hold a K x n x n array (phases x ports x ports); "
+                f"got shape {arr.shape}"
+            )
+        if arr.size > MAX_DENSE_ELEMENTS:
+            raise InvalidInputError(f"`{name}` file {p} holds {arr.size} entries, above {MAX_DENSE_ELEMENTS}")
+        return Iteration.from_matrices(np.array(arr), gaps=gaps)
+    raise InvalidInputError(f"`{name}` must be a .json or .npy file or a folder; got {p}")
+
+
+def is_iteration(path: str | os.PathLike[str]) -> bool:
+    """Return True if ``path`` looks like an iteration (what ``ocsched schedule`` uses to pick).
+
+    A folder, a 3-D ``.npy``, or a JSON file whose ``format`` is ``ocsched.sequence``.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return True
+    try:
+        if p.suffix.lower() == ".npy":
+            return int(np.load(p, mmap_mode="r", allow_pickle=False).ndim) == 3
+        if p.suffix.lower() == ".json":
+            data = json.loads(p.read_text())
+            return isinstance(data, dict) and data.get("format") == ITERATION_FORMAT
+    except (OSError, ValueError, EOFError, UnicodeDecodeError, RecursionError):
+        return False
+    return False
+
+
+def write_iteration(iteration: Iteration, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write ``iteration`` as ``ocsched.sequence`` JSON (sparse demands)."""
+    text = iteration.to_json()
+    return write_text(path, text, force=force)
+
+
+def write_iteration_schedule(
+    schedule: IterationSchedule, path: str | os.PathLike[str], *, force: bool = False
+) -> Path:
+    """Write an iteration schedule as ``ocsched.iteration-schedule`` JSON."""
+    text = schedule.to_json(indent=1)
+    return write_text(path, text, force=force)
+
+
+def read_iteration_schedule(path: str | os.PathLike[str], *, name: str = "schedule") -> IterationSchedule:
+    """Read an iteration schedule written by :func:`write_iteration_schedule`."""
+    return _parse(Path(path), IterationSchedule.from_json, name)
+
+
+def _parse(p: Path, parse: Callable[[str], T], name: str) -> T:
+    """``parse`` the text of file ``p``; errors name ``name`` and the file."""
+    text = read_text(p, f"`{name}` file")
+    try:
+        return parse(text)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"`{name}` file {p}: {exc}") from None

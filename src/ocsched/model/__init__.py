@@ -1,0 +1,26 @@
+"""The data model: demand matrices, configurations and schedules, with their JSON form.
+
+One time unit is used throughout: a demand entry is the time to send that flow over one OCS link
+at line rate, and the reconfiguration delay ``delta`` and every duration are in the same unit.
+"""
+
+from __future__ import annotations
+
+from ocsched.model.configuration import Configuration
+from ocsched.model.demand import Demand, as_demand
+from ocsched.model.demand import FloatArray as FloatArray
+from ocsched.model.demand import IntArray as IntArray
+from ocsched.model.schedule import Schedule
+from ocsched.model.schedule_json import MAX_PORTS as MAX_PORTS
+from ocsched.model.schedule_json import SCHEDULE_FORMAT, SCHEDULE_VERSION, STATUSES
+from ocsched.model.schedule_json import SCHEDULE_VERSION_FABRIC as SCHEDULE_VERSION_FABRIC
+
+__all__ = [
+    "SCHEDULE_FORMAT",
+    "SCHEDULE_VERSION",
+    "STATUSES",
+    "Configuration",
+    "Demand",
+    "Schedule",
+    "as_demand",
+]

@@ -1,0 +1,138 @@
+"""One matching held on one switch: :class:`Configuration` (dense or sparse circuits)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import cast
+
+import numpy as np
+
+from ocsched.model.demand import IntArray, _frozen
+
+
+class Configuration:
+    """One matching held on one switch from ``start`` for ``duration``.
+
+    Its reconfiguration delay lies just before ``start`` (see :mod:`ocsched.timing` for the exact
+    rule of each reconfiguration model).
+
+    Attributes
+    ----------
+    start : float
+        When the circuits begin carrying traffic.
+    duration : float
+        How long they are held (>= 0).
+    perm : ndarray of int64
+        ``perm[i] = j`` connects input port i to output port j; ``-1`` leaves port i idle.
+
+    Notes
+    -----
+    A configuration built with :meth:`sparse` (as the schedule reader does) stores only its
+    circuits; ``perm`` is then built on each access, so memory stays proportional to the circuits
+    however many ports the schedule has. Instances are immutable.
+    """
+
+    __slots__ = ("_ins", "_outs", "_perm", "_ports", "duration", "start")
+
+    start: float
+    duration: float
+    _perm: IntArray | None
+    _ins: IntArray | None
+    _outs: IntArray | None
+    _ports: int | None
+
+    def __init__(self, start: float, duration: float, perm: IntArray) -> None:
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "duration", duration)
+        object.__setattr__(self, "_perm", perm)
+        object.__setattr__(self, "_ins", None)
+        object.__setattr__(self, "_outs", None)
+        object.__setattr__(self, "_ports", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Configuration is immutable; cannot set {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Configuration(start={self.start!r}, duration={self.duration!r}, circuits={self.circuits!r})"
+
+    @classmethod
+    def sparse(
+        cls, start: float, duration: float, inputs: IntArray, outputs: IntArray, *, ports: int
+    ) -> Configuration:
+        """Build a configuration from its circuits ``inputs[k] -> outputs[k]`` without a ports-long array.
+
+        The caller guarantees distinct inputs in ``0..ports-1``.
+
+        >>> c = Configuration.sparse(0.1, 0.5, np.array([1, 0]), np.array([0, 1]), ports=10**6)
+        >>> c.circuits, c.ports
+        ([(0, 1), (1, 0)], 1000000)
+        """
+        ins = np.asarray(inputs, dtype=np.int64)
+        order = np.argsort(ins, kind="stable")
+        c = cls(float(start), float(duration), cast(IntArray, None))
+        object.__setattr__(c, "_ins", _frozen(ins[order]))
+        object.__setattr__(c, "_outs", _frozen(np.asarray(outputs, dtype=np.int64)[order]))
+        object.__setattr__(c, "_ports", int(ports))
+        return c
+
+    @property
+    def perm(self) -> IntArray:
+        """``perm[i] = j`` for each circuit, -1 for an idle input (built on access for sparse ones)."""
+        if self._perm is not None:
+            return self._perm
+        perm = np.full(int(cast(int, self._ports)), -1, dtype=np.int64)
+        perm[cast(IntArray, self._ins)] = cast(IntArray, self._outs)
+        return _frozen(perm)
+
+    @property
+    def ports(self) -> int:
+        """Number of ports of the permutation."""
+        return int(cast(int, self._ports)) if self._perm is None else int(np.shape(self._perm)[0])
+
+    def circuit_arrays(self) -> tuple[IntArray, IntArray]:
+        """Return ``(inputs, outputs)`` of the circuits, by input port, without a ports-long array.
+
+        Entries of a dense ``perm`` below -1 are returned as outputs too (the validator reports them).
+        """
+        if self._perm is None:
+            return cast(IntArray, self._ins), cast(IntArray, self._outs)
+        perm = np.asarray(self._perm)
+        (i,) = np.nonzero(perm != -1)
+        return i.astype(np.int64), perm[i].astype(np.int64)
+
+    @classmethod
+    def from_circuits(
+        cls, start: float, duration: float, circuits: Iterable[Sequence[int]], *, ports: int
+    ) -> Configuration:
+        """Build a configuration from ``(i, j)`` pairs.
+
+        >>> Configuration.from_circuits(0.1, 0.5, [(0, 1), (1, 0)], ports=3).perm.tolist()
+        [1, 0, -1]
+        """
+        perm = np.full(ports, -1, dtype=np.int64)
+        for i, j in circuits:
+            perm[int(i)] = int(j)
+        return cls(float(start), float(duration), _frozen(perm))
+
+    @property
+    def end(self) -> float:
+        """``start + duration``."""
+        return self.start + self.duration
+
+    @property
+    def circuits(self) -> list[tuple[int, int]]:
+        """The circuits as ``(input, output)`` pairs, by input port."""
+        i, j = self.circuit_arrays()
+        keep = j >= 0
+        return list(zip(i[keep].tolist(), j[keep].tolist(), strict=True))
+
+    def same_as(self, other: Configuration) -> bool:
+        """Exact equality of start, duration and circuits."""
+        a, b = self.circuit_arrays(), other.circuit_arrays()
+        return (
+            self.start == other.start
+            and self.duration == other.duration
+            and self.ports == other.ports
+            and np.array_equal(a[0], b[0])
+            and np.array_equal(a[1], b[1])
+        )

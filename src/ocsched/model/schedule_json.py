@@ -1,0 +1,255 @@
+"""The schedule JSON form: version 1 (uniform all-stop fabric) and version 2 (any fabric)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ocsched.errors import InvalidInputError
+from ocsched.fabric import MODELS, Fabric, LinkDown, Switch, SwitchDown
+from ocsched.model.configuration import Configuration
+
+if TYPE_CHECKING:
+    from ocsched.model.schedule import Schedule
+
+SCHEDULE_FORMAT = "ocsched.schedule"
+SCHEDULE_VERSION = 1
+#: Version written for anything but a uniform all-stop fabric (per-switch delta and rate, failures, model).
+SCHEDULE_VERSION_FABRIC = 2
+#: How a schedule was found: a heuristic, or an exact solver's outcome.
+STATUSES = ("heuristic", "optimal", "time_limit", "infeasible", "unbounded", "error")
+#: Largest port count a schedule file may claim (far above any OCS radix; guards memory).
+MAX_PORTS = 1_000_000
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    """Return the versioned JSON-ready form of ``schedule`` (see :meth:`~ocsched.model.Schedule.to_dict`)."""
+    confs = [
+        [{"start": c.start, "duration": c.duration, "circuits": [list(p) for p in c.circuits]} for c in sw]
+        for sw in schedule.switches
+    ]
+    out: dict[str, Any]
+    if schedule.is_uniform:
+        out = {
+            "format": SCHEDULE_FORMAT,
+            "version": SCHEDULE_VERSION,
+            "ports": schedule.ports,
+            "delta": schedule.delta,
+            "makespan": schedule.makespan,
+            "algorithm": schedule.algorithm,
+            "lower_bound": schedule.lower_bound,
+            "splits": schedule.splits,
+            "switches": [{"configurations": c} for c in confs],
+        }
+    else:
+        fab = schedule.on_fabric()
+        out = {
+            "format": SCHEDULE_FORMAT,
+            "version": SCHEDULE_VERSION_FABRIC,
+            "ports": schedule.ports,
+            "model": fab.model,
+            "makespan": schedule.makespan,
+            "algorithm": schedule.algorithm,
+            "lower_bound": schedule.lower_bound,
+            "splits": schedule.splits,
+            "switches": [
+                {"delta": x.delta, "rate": x.rate, "configurations": c}
+                for x, c in zip(fab.switches, confs, strict=True)
+            ],
+            "down": [
+                {"switch": d.switch, "start": d.start, "end": None if d.end == math.inf else d.end}
+                for d in fab.down
+            ],
+            "failed_links": [
+                {"port": x.port, "switch": x.switch, "start": x.start} for x in fab.failed_links
+            ],
+        }
+    # Written only when they say more than "a heuristic built it", so files stay as before.
+    if schedule.status != "heuristic":
+        out["status"] = schedule.status
+    if schedule.dual_bound is not None:
+        out["dual_bound"] = schedule.dual_bound
+    if schedule.meta:
+        out["meta"] = dict(schedule.meta)
+    return out
+
+
+def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule:
+    """Read a JSON-ready schedule into a ``cls`` (see :meth:`~ocsched.model.Schedule.from_dict`)."""
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"schedule must be a JSON object; got {type(data).__name__}")
+    if data.get("format") != SCHEDULE_FORMAT:
+        raise InvalidInputError(f"schedule `format` must be {SCHEDULE_FORMAT!r}; got {data.get('format')!r}")
+    version = data.get("version")
+    if isinstance(version, bool) or version not in (SCHEDULE_VERSION, SCHEDULE_VERSION_FABRIC):
+        raise InvalidInputError(
+            f"schedule `version` must be {SCHEDULE_VERSION} or {SCHEDULE_VERSION_FABRIC}; "
+            f"got {data.get('version')!r}"
+        )
+    ports = _field(data, "ports", int)
+    if not 1 <= ports <= MAX_PORTS:
+        raise InvalidInputError(f"schedule `ports` must be in 1..{MAX_PORTS}; got {ports}")
+    fabric: Fabric | None = None
+    if version == SCHEDULE_VERSION:
+        delta = float(_field(data, "delta", numbers.Real))
+        if not math.isfinite(delta) or delta < 0:
+            raise InvalidInputError(f"schedule `delta` must be a finite number >= 0; got {delta!r}")
+    else:
+        fabric = _read_fabric(data)
+        delta = max(fabric.deltas)
+    lb = _optional(data, "lower_bound", numbers.Real, None)
+    algorithm = _optional(data, "algorithm", str, "")
+    splits = _optional(data, "splits", int, 0)
+    meta = _optional(data, "meta", Mapping, {})
+    status = _optional(data, "status", str, "heuristic")
+    if status not in STATUSES:
+        raise InvalidInputError(f"schedule `status` must be one of {', '.join(STATUSES)}; got {status!r}")
+    dual = _optional(data, "dual_bound", numbers.Real, None)
+    recorded = _optional(data, "makespan", numbers.Real, None)
+    switches_raw = _field(data, "switches", list)
+    switches = []
+    for b, sw in enumerate(switches_raw):
+        where = f"switches[{b}]"
+        sw = _object(sw, where)
+        confs = []
+        for k, c in enumerate(_field(sw, "configurations", list, where)):
+            w = f"{where}.configurations[{k}]"
+            c = _object(c, w)
+            circuits = _field(c, "circuits", list, w)
+            ins: list[int] = []
+            outs: list[int] = []
+            seen: set[int] = set()
+            for pair in circuits:
+                if (
+                    not isinstance(pair, list)
+                    or len(pair) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+                ):
+                    raise InvalidInputError(
+                        f"schedule `{w}.circuits` must hold [i, j] integer pairs; got {pair!r}"
+                    )
+                i, j = pair
+                if not (0 <= i < ports and 0 <= j < ports):
+                    raise InvalidInputError(
+                        f"schedule `{w}.circuits` has port out of range 0..{ports - 1}: {pair}"
+                    )
+                if i in seen:
+                    raise InvalidInputError(f"schedule `{w}.circuits` uses input port {i} twice")
+                seen.add(i)
+                ins.append(i)
+                outs.append(j)
+            start = float(_field(c, "start", numbers.Real, w))
+            duration = float(_field(c, "duration", numbers.Real, w))
+            confs.append(
+                Configuration.sparse(
+                    start, duration, np.array(ins, np.int64), np.array(outs, np.int64), ports=ports
+                )
+            )
+        switches.append(tuple(confs))
+    sched = cls(
+        ports=ports,
+        delta=delta,
+        switches=tuple(switches),
+        algorithm=algorithm,
+        lower_bound=None if lb is None else float(lb),
+        splits=splits,
+        meta=dict(meta),
+        status=status,
+        dual_bound=None if dual is None else float(dual),
+        fabric=fabric,
+    )
+    if fabric is not None and fabric.size != len(switches):
+        raise InvalidInputError(
+            f"schedule `switches` has {len(switches)} entries but its fabric {fabric.size} switches"
+        )
+    if recorded is not None and abs(float(recorded) - sched.makespan) > 1e-9 * abs(sched.makespan):
+        raise InvalidInputError(
+            f"schedule `makespan` = {recorded} disagrees with its configurations, "
+            f"which end at {sched.makespan}"
+        )
+    return sched
+
+
+_KIND_NAMES = {
+    numbers.Real: "a number",
+    int: "an integer",
+    str: "a string",
+    Mapping: "an object",
+    list: "a list",
+}
+
+
+def _read_fabric(data: Mapping[str, Any]) -> Fabric:
+    """The fabric of a version-2 schedule: per-switch delta and rate, down windows, failed links, model."""
+    model = _optional(data, "model", str, "all-stop")
+    if model not in MODELS:
+        raise InvalidInputError(f"schedule `model` must be one of {', '.join(MODELS)}; got {model!r}")
+    sws = []
+    for b, sw in enumerate(_field(data, "switches", list)):
+        where = f"switches[{b}]"
+        sw = _object(sw, where)
+        d, r = _field(sw, "delta", numbers.Real, where), _optional(sw, "rate", numbers.Real, 1.0)
+        try:
+            sws.append(Switch(float(d), float(r)))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"schedule `{where}`: {exc}") from None
+    if not sws:
+        raise InvalidInputError("schedule `switches` must not be empty in version 2")
+    down = []
+    for k, d in enumerate(_optional(data, "down", list, [])):
+        where = f"down[{k}]"
+        d = _object(d, where)
+        end = _optional(d, "end", numbers.Real, math.inf)
+        sw_, st = _field(d, "switch", int, where), _field(d, "start", numbers.Real, where)
+        try:
+            down.append(SwitchDown(sw_, float(st), float(end)))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"schedule `{where}`: {exc}") from None
+    links = []
+    for k, x in enumerate(_optional(data, "failed_links", list, [])):
+        where = f"failed_links[{k}]"
+        x = _object(x, where)
+        port, sw_, st = (
+            _field(x, "port", int, where),
+            _field(x, "switch", int, where),
+            _optional(x, "start", numbers.Real, 0.0),
+        )
+        try:
+            links.append(LinkDown(port, sw_, float(st)))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"schedule `{where}`: {exc}") from None
+    try:
+        return Fabric(tuple(sws), tuple(down), tuple(links), model=model)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"schedule fabric: {exc}") from None
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an error naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"schedule `{where}` must be an object; got {value!r}")
+    return value
+
+
+def _optional(data: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    """An optional top-level field: ``default`` when absent or null, else type-checked."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise InvalidInputError(f"schedule `{key}` must be {_KIND_NAMES[kind]}; got {value!r}")
+    return value
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
+    prefix = f"{where}." if where else ""
+    if key not in data:
+        raise InvalidInputError(f"schedule `{prefix}{key}` is missing")
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise InvalidInputError(f"schedule `{prefix}{key}` must be {_KIND_NAMES[kind]}; got {value!r}")
+    return value

@@ -1,0 +1,396 @@
+"""Figures from sweep results, for whatever grid and algorithms the results hold.
+
+- ``delta-<label>``: mean makespan vs δ, one panel per switch count;
+- ``switches-<label>``: mean makespan vs the number of switches, one panel per δ;
+- ``bound-<label>``: makespan / lower bound vs δ, one panel per switch count;
+- ``flows-<family>``: mean makespan vs the standard workload's flows per port;
+- ``ratios``: mean makespan ratio of every algorithm to Spectra, per family.
+
+Error bars span the minimum to the maximum over seeds (and over the instances of a label).
+Colours are the Okabe-Ito palette (safe for colour-blind readers); every algorithm also has its
+own marker and line style, so the figures read in black and white. matplotlib is imported inside
+the functions, with the non-interactive Agg backend.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ocsched.errors import OcschedError
+from ocsched.io import write_atomic
+from ocsched.report.tables import algorithms_in, group, natural, ratios
+from ocsched.sweep.results import match_key
+
+__all__ = [
+    "STYLES",
+    "plot_bound_ratio",
+    "plot_delta",
+    "plot_flows",
+    "plot_ratios",
+    "plot_switches",
+    "pyplot",
+    "slug",
+]
+
+Row = Mapping[str, Any]
+
+#: Okabe & Ito's colour-blind-safe palette (yellow left out: too pale on white and in grey), then
+#: two colours of Paul Tol's "muted" scheme for the ninth and tenth algorithm.
+PALETTE = (
+    "#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2",
+    "#D55E00", "#CC79A7", "#999999", "#882255", "#44AA99",
+)  # fmt: skip
+
+#: Plot style per algorithm: (marker, line style, colour): distinct in colour and in black and white.
+STYLES: dict[str, tuple[str, Any, str]] = {
+    "spectra": ("o", "-", PALETTE[0]),
+    "spectra-pack": ("h", (0, (8, 2)), PALETTE[4]),
+    "spectra-noeq": ("s", "--", PALETTE[1]),
+    "baseline": ("^", "-.", PALETTE[5]),
+    "baseline-eclipse": ("v", ":", PALETTE[2]),
+    "eclipse": ("D", (0, (5, 1)), PALETTE[3]),
+    "solstice": ("P", (0, (3, 1, 1, 1)), PALETTE[6]),
+    "bvn": ("X", (0, (1, 1)), PALETTE[7]),
+    "naive": ("*", (0, (4, 2, 1, 2)), PALETTE[8]),
+    "exact": ("d", (0, (2, 2)), PALETTE[9]),
+}
+_EXTRA = ("p", "<", ">", "8", "H")
+HATCHES = ("", "///", "...", "xx", "\\\\", "++", "oo", "--", "**")
+
+
+def _style(algorithm: str, k: int) -> tuple[str, Any, str]:
+    return STYLES.get(algorithm, (_EXTRA[k % len(_EXTRA)], "-", PALETTE[k % len(PALETTE)]))
+
+
+def pyplot() -> Any:
+    """Return ``matplotlib.pyplot`` on the Agg backend, or raise with the install hint."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise OcschedError("figures need matplotlib: pip install 'ocsched[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def slug(text: str) -> str:
+    """A file-name stem for ``text``.
+
+    >>> slug("Standard n=100")
+    'standard-n-100'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def save(fig: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
+    """Lay out, write ``stem.<fmt>`` for each format (atomically), and close the figure (also on error)."""
+    paths = []
+    try:
+        fig.tight_layout()
+        for fmt in formats:
+            paths.append(save_figure(fig, stem.with_suffix(f".{fmt}"), force=True))
+    finally:
+        pyplot().close(fig)
+    return paths
+
+
+def save_figure(fig: Any, path: Path, *, force: bool = False) -> Path:
+    """Write ``fig`` to ``path`` through :func:`ocsched.io.write_atomic` (format from the suffix)."""
+
+    def write(f: IO[bytes]) -> None:
+        fig.savefig(f, format=path.suffix[1:].lower(), dpi=150, bbox_inches="tight")
+
+    return write_atomic(path, write, force=force, name="--out")
+
+
+def _mean(values: Iterable[float]) -> float:
+    v = list(values)
+    return sum(v) / len(v) if v else math.nan
+
+
+def _makespan(r: Row) -> float:
+    return float(r["makespan"])
+
+
+def _to_bound(r: Row) -> float:
+    lb = r["lower_bound"]
+    return float(r["makespan"]) / lb if lb else math.nan
+
+
+def _series(
+    ax: Any,
+    xs: Sequence[float],
+    rows: Sequence[Row],
+    xkey: str,
+    algs: Sequence[str],
+    value: Callable[[Row], float],
+    bound: bool,
+) -> None:
+    """Plot the mean of ``value`` vs ``xkey`` per algorithm, min..max as error bars; the bound."""
+    ok = [r for r in rows if r["ok"]]
+    for k, a in enumerate(algs):
+        # Offsets on the log axis keep the error bars of different algorithms apart.
+        shift = 2.0 ** (0.025 * (k - (len(algs) - 1) / 2))
+        pts = []
+        for x in xs:
+            vals = [
+                v for v in (value(r) for r in ok if r[xkey] == x and r["algorithm"] == a) if math.isfinite(v)
+            ]
+            if vals:
+                pts.append((x * shift, _mean(vals), min(vals), max(vals)))
+        if not pts:
+            continue
+        px, mean, lo, hi = zip(*pts, strict=True)
+        marker, ls, color = _style(a, k)
+        ax.errorbar(
+            px,
+            mean,
+            yerr=[
+                [m - v for m, v in zip(mean, lo, strict=True)],
+                [v - m for m, v in zip(mean, hi, strict=True)],
+            ],
+            marker=marker,
+            linestyle=ls,
+            color=color,
+            label=a,
+            markerfacecolor="white",
+            markersize=5,
+            capsize=2,
+            elinewidth=0.8,
+            zorder=10 - k,
+        )
+    if bound:
+        # The bound depends on the instance only, not the algorithm: average it once per instance.
+        lb = [
+            _mean(g[0]["lower_bound"] for g in group([r for r in ok if r[xkey] == x], match_key).values())
+            for x in xs
+        ]
+        ax.plot(xs, lb, linestyle=":", color="0.0", linewidth=2.0, label="lower bound")
+    else:
+        ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.grid(True, color="0.85", linewidth=0.6)
+
+
+def _panels(
+    rows: Sequence[Row],
+    xs: Sequence[float],
+    xkey: str,
+    pkey: str,
+    pvals: Sequence[Any],
+    algs: Sequence[str],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    ptitle: Callable[[Any], str],
+    value: Callable[[Row], float],
+    bound: bool,
+    out_stem: str | os.PathLike[str],
+    formats: Sequence[str],
+) -> list[Path]:
+    """One panel per value of ``pkey``: ``value`` of each algorithm against ``xkey`` (log2 axis)."""
+    plt = pyplot()
+    ncols = min(len(pvals), 4)
+    nrows = math.ceil(len(pvals) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    flat = [ax for line in axes for ax in line]
+    for ax, p in zip(flat, pvals, strict=False):
+        _series(ax, xs, [r for r in rows if r[pkey] == p], xkey, algs, value, bound)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.minorticks_off()
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{title}, {ptitle(p)}", fontsize=10)
+    for ax in flat[len(pvals) :]:
+        ax.set_visible(False)
+    for line in axes:
+        line[0].set_ylabel(ylabel)
+    legend_ax = flat[min(len(pvals), ncols) - 1]
+    handles, names = legend_ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda i: names[i] == "lower bound")  # the bound last
+    legend_ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=7, frameon=False)
+    return save(fig, Path(out_stem), formats)
+
+
+def _pick(rows: Sequence[Row], label: str, family: str | None) -> list[Row]:
+    return [r for r in rows if r["label"] == label and (family is None or r["family"] == family)]
+
+
+def _present(rows: Sequence[Row], key: str, wanted: Sequence[Any] | None) -> list[Any]:
+    have = sorted({r[key] for r in rows})
+    return have if wanted is None else [v for v in wanted if v in have]
+
+
+def _algs(rows: Sequence[Row], wanted: Sequence[str] | None) -> list[str]:
+    have = algorithms_in(rows)
+    return have if wanted is None else [a for a in wanted if a in have]
+
+
+def plot_delta(
+    rows: Sequence[Row],
+    out_stem: str | os.PathLike[str],
+    *,
+    label: str,
+    family: str | None = None,
+    switches: Sequence[int] | None = None,
+    algorithms: Sequence[str] | None = None,
+    formats: Sequence[str] = ("png", "pdf"),
+) -> list[Path]:
+    """Plot mean makespan vs delta, one panel per switch count, for the runs of ``label``.
+
+    ``family``, if given, restricts to that family too; ``switches`` and ``algorithms`` default
+    to every one present. Returns the written files (``out_stem`` + ``.png`` / ``.pdf``); an
+    empty list when the label has fewer than two deltas.
+    """
+    mine = _pick(rows, label, family)
+    svals, algs, deltas = (
+        _present(mine, "switches", switches),
+        _algs(mine, algorithms),
+        _present(mine, "delta", None),
+    )
+    if len(deltas) < 2 or not svals or not algs:
+        return []
+    return _panels(
+        mine, deltas, "delta", "switches", svals, algs,
+        xlabel="reconfiguration delay δ", ylabel="makespan (mean, min-max over seeds)", title=label,
+        ptitle=lambda s: f"s = {s}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+    )  # fmt: skip
+
+
+def plot_switches(
+    rows: Sequence[Row],
+    out_stem: str | os.PathLike[str],
+    *,
+    label: str,
+    family: str | None = None,
+    algorithms: Sequence[str] | None = None,
+    formats: Sequence[str] = ("png", "pdf"),
+) -> list[Path]:
+    """Plot mean makespan vs the number of switches, one panel per delta; [] if fewer than two counts."""
+    mine = _pick(rows, label, family)
+    svals, algs, deltas = (
+        _present(mine, "switches", None),
+        _algs(mine, algorithms),
+        _present(mine, "delta", None),
+    )
+    if len(svals) < 2 or not algs:
+        return []
+    return _panels(
+        mine, svals, "switches", "delta", deltas, algs,
+        xlabel="number of switches s", ylabel="makespan (mean, min-max over seeds)", title=label,
+        ptitle=lambda d: f"δ = {d:g}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+    )  # fmt: skip
+
+
+def plot_bound_ratio(
+    rows: Sequence[Row],
+    out_stem: str | os.PathLike[str],
+    *,
+    label: str,
+    family: str | None = None,
+    algorithms: Sequence[str] | None = None,
+    formats: Sequence[str] = ("png", "pdf"),
+) -> list[Path]:
+    """Plot makespan / lower bound vs delta, one panel per switch count; [] if fewer than two deltas."""
+    mine = _pick(rows, label, family)
+    svals, algs, deltas = (
+        _present(mine, "switches", None),
+        _algs(mine, algorithms),
+        _present(mine, "delta", None),
+    )
+    if len(deltas) < 2 or not algs:
+        return []
+    return _panels(
+        mine, deltas, "delta", "switches", svals, algs,
+        xlabel="reconfiguration delay δ", ylabel="makespan / lower bound", title=label,
+        ptitle=lambda s: f"s = {s}", value=_to_bound, bound=False, out_stem=out_stem, formats=formats,
+    )  # fmt: skip
+
+
+def plot_flows(
+    rows: Sequence[Row],
+    out_stem: str | os.PathLike[str],
+    *,
+    family: str,
+    delta: float | None = None,
+    switches: Sequence[int] | None = None,
+    algorithms: Sequence[str] | None = None,
+    formats: Sequence[str] = ("png", "pdf"),
+) -> list[Path]:
+    """Plot mean makespan vs the workload option ``flows`` (flows per port, column ``opt_flows``).
+
+    Uses the runs of ``family`` that set ``flows``, at ``delta`` (default: the family's only
+    delta, or 0.04 if it has several); returns [] if fewer than two values.
+    """
+    mine = [r for r in rows if r["family"] == family and r.get("opt_flows") is not None]
+    if delta is None:
+        deltas = {r["delta"] for r in mine}
+        delta = deltas.pop() if len(deltas) == 1 else 0.04
+    mine = [r for r in mine if math.isclose(r["delta"], delta)]
+    svals, algs, xs = (
+        _present(mine, "switches", switches),
+        _algs(mine, algorithms),
+        _present(mine, "opt_flows", None),
+    )
+    if len(xs) < 2 or not svals or not algs:
+        return []
+    return _panels(
+        mine, xs, "opt_flows", "switches", svals, algs,
+        xlabel="flows per port", ylabel="makespan (mean, min-max over seeds)",
+        title=f"{family}, δ = {delta:g}",
+        ptitle=lambda s: f"s = {s}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+    )  # fmt: skip
+
+
+def plot_ratios(
+    rows: Sequence[Row],
+    out_stem: str | os.PathLike[str],
+    *,
+    reference: str = "spectra",
+    formats: Sequence[str] = ("png", "pdf"),
+) -> list[Path]:
+    """Bar chart of the mean makespan ratio of every algorithm to ``reference``, per family.
+
+    Bars are coloured and hatched differently per algorithm (readable in black and white); the
+    reference's own ratio to the lower bound is the first bar of each group. [] without the
+    reference.
+    """
+    algs = algorithms_in(rows)
+    if reference not in algs:
+        return []
+    series = [(f"{reference}/LB", reference, None)] + [
+        (f"{a}/{reference}", a, reference) for a in algs if a != reference
+    ]
+    families = sorted(group(rows, ["family"]), key=lambda k: natural(k[0]))
+    plt = pyplot()
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 2.0 + 1.8 * len(families))), 4.0))
+    for k, (name, num, den) in enumerate(series):
+        vals = [_mean(ratios([r for r in rows if r["family"] == f], num, den)) for (f,) in families]
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(families))]
+        ax.bar(
+            xs,
+            vals,
+            width,
+            label=name,
+            color="white" if k == 0 else _style(num, k)[2],
+            alpha=1.0 if k == 0 else 0.75,
+            edgecolor="black",
+            linewidth=0.6,
+            hatch=HATCHES[k % len(HATCHES)],
+        )
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(families)), [textwrap.fill(f, 16) for (f,) in families])
+    ax.set_ylabel("mean makespan ratio")
+    ax.legend(
+        fontsize=7, frameon=False, ncol=min(len(series), 5), loc="upper left", bbox_to_anchor=(0, -0.16)
+    )
+    ax.grid(True, axis="y", color="0.85", linewidth=0.6)
+    return save(fig, Path(out_stem), formats)

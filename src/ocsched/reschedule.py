@@ -1,0 +1,240 @@
+"""Repair a schedule after a switch or a link fails mid-run: keep what was done, replan the rest.
+
+:func:`reschedule` keeps every configuration that finished before the failure, cuts the ones
+running at that moment, and places what is left on the surviving fabric from the failure on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from ocsched._checks import check_choice, check_int, check_number
+from ocsched._version import __version__
+from ocsched.assign import PLACEMENTS, place_on_fabric
+from ocsched.bounds import lower_bound
+from ocsched.decompose import Decomposition, decompose
+from ocsched.errors import InvalidInputError
+from ocsched.fabric import Fabric, LinkDown, SwitchDown
+from ocsched.model import Configuration, Demand, Schedule, as_demand
+from ocsched.timing import held_times
+from ocsched.validate import validate
+
+__all__ = ["LinkFailure", "SwitchFailure", "reschedule"]
+
+
+@dataclass(frozen=True)
+class SwitchFailure:
+    """Switch ``switch`` (0-based, as in schedule files) stops for good at time ``at``.
+
+    >>> SwitchFailure(3, 0.05)
+    SwitchFailure(switch=3, at=0.05)
+    """
+
+    switch: int
+    at: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "switch", check_int(self.switch, "failed switch", minimum=0))
+        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
+
+
+@dataclass(frozen=True)
+class LinkFailure:
+    """The link between ``port`` and switch ``switch`` fails for good at time ``at``.
+
+    >>> LinkFailure(port=2, switch=0, at=1.5)
+    LinkFailure(port=2, switch=0, at=1.5)
+    """
+
+    port: int
+    switch: int
+    at: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
+        object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
+        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
+
+
+def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:
+    """Return ``fabric`` with ``failure`` added (a switch down from ``at``, or a link failed from ``at``).
+
+    >>> degrade(Fabric.uniform(2, 0.1), SwitchFailure(1, 0.5)).down
+    (SwitchDown(switch=1, start=0.5, end=inf),)
+    """
+    if not isinstance(failure, SwitchFailure | LinkFailure):
+        raise InvalidInputError(
+            f"`failure` must be a SwitchFailure or a LinkFailure; got {type(failure).__name__}"
+        )
+    if failure.switch >= fabric.size:
+        raise InvalidInputError(
+            f"failed switch {failure.switch} is outside 0..{fabric.size - 1} (switches are 0-based)"
+        )
+    if isinstance(failure, SwitchFailure):
+        return fabric.with_failures(down=[SwitchDown(failure.switch, failure.at)])
+    return fabric.with_failures(failed_links=[LinkDown(failure.port, failure.switch, failure.at)])
+
+
+def reschedule(
+    schedule: Schedule,
+    demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
+    failure: SwitchFailure | LinkFailure,
+    *,
+    placement: str = "pack",
+) -> Schedule:
+    """Return a schedule for ``demand`` that survives ``failure``, reusing ``schedule`` up to it.
+
+    Everything that finished by ``failure.at`` is kept; configurations running then are cut at
+    ``at`` (what they served so far counts); later ones are dropped. What they would still have
+    served (each configuration's permutation with its remaining time, as demand) is placed on the
+    degraded fabric from ``at`` on with ``placement`` (every switch dark from ``at``: the first
+    new configurations start a delay later). No new decomposition is needed, so this costs a
+    fraction of scheduling from scratch. If the pieces fall short of the residual (under the
+    partial model the dropped schedule's kept circuits also served in its gaps), the residual is
+    decomposed afresh with Spectra.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule that was running (valid for ``demand``).
+    demand : array_like, sparse matrix or Demand
+        The demand it serves.
+    failure : SwitchFailure or LinkFailure
+        What fails, and when.
+    placement : str
+        A key of :data:`~ocsched.assign.PLACEMENTS` for the residual.
+
+    Returns
+    -------
+    Schedule
+        Valid for ``demand`` on the degraded fabric (recorded in it, so the file is version 2),
+        with ``meta["failure"]`` describing the failure.
+
+    Raises
+    ------
+    InvalidInputError
+        If the failure names a switch or port outside the schedule, or ``demand`` does not match.
+    InfeasibleError
+        If the surviving fabric cannot serve the residual (every switch down, or a port whose
+        links have all failed still has demand).
+
+    Examples
+    --------
+    >>> from ocsched import schedule, validate
+    >>> d = [[0, 3, 1], [1, 0, 3], [3, 1, 0]]
+    >>> s = schedule(d, switches=2, delta=0.5)
+    >>> new = reschedule(s, d, SwitchFailure(1, 1.0))
+    >>> validate(new, d).ok, new.on_fabric().down
+    (True, (SwitchDown(switch=1, start=1.0, end=inf),))
+    """
+    t_start = time.perf_counter()
+    dem = as_demand(demand)
+    check_choice(placement, "placement", PLACEMENTS)
+    if dem.n != schedule.ports:
+        raise InvalidInputError(f"`demand` is {dem.n} x {dem.n} but the schedule has {schedule.ports} ports")
+    fab = schedule.on_fabric()
+    if isinstance(failure, LinkFailure) and failure.port >= dem.n:
+        raise InvalidInputError(f"failed link port {failure.port} is outside 0..{dem.n - 1}")
+    degraded = degrade(fab, failure)
+    at = float(failure.at)
+    kept: list[list[Configuration]] = []
+    pieces: list[tuple[NDArray[np.int64], float]] = []  # (perm, demand still to serve)
+    for b, sw in enumerate(schedule.switches):
+        rate = fab.rates[b]
+        mine: list[Configuration] = []
+        for c in sw:
+            if c.end <= at:
+                mine.append(c)
+            elif c.start < at:
+                mine.append(Configuration(c.start, at - c.start, c.perm))
+                pieces.append((c.perm, (c.end - at) * rate))
+            else:
+                pieces.append((c.perm, c.duration * rate))
+        kept.append(mine)
+    residual = _residual(dem, kept, degraded)
+    if residual.nnz == 0:
+        new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
+        splits = 0
+    else:
+        dec = _merge(pieces, dem.n)
+        new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+    out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
+    # Under all-stop the pieces are exactly what the dropped configurations would have served.
+    if degraded.model == "partial" and residual.nnz and not validate(out, dem).ok:
+        mean = float(np.average(degraded.deltas, weights=degraded.rates))
+        dec = decompose(residual, method="spectra", delta=mean)
+        new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+        out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
+    return out
+
+
+def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> Demand:
+    """Demand not yet served by the kept configurations (crumbs below 1e-12 of the line dropped)."""
+    n = dem.n
+    served = np.zeros(dem.nnz)
+    want = dem.rows * n + dem.cols
+    for b, sw in enumerate(kept):
+        confs = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+        for t, h in zip(confs, held_times(confs, model=fabric.model, windows=fabric.windows(b)), strict=True):
+            keys = t[2] * n + t[3]
+            pos = np.searchsorted(want, keys)
+            pos = np.minimum(pos, max(want.size - 1, 0))
+            hit = want[pos] == keys if want.size else np.zeros(keys.size, bool)
+            np.add.at(served, pos[hit], fabric.rates[b] * h[hit])
+    short = dem.values - served
+    line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
+    on = short > 1e-12 * line
+    return Demand(n, dem.rows[on], dem.cols[on], short[on])
+
+
+def _merge(pieces: list[tuple[NDArray[np.int64], float]], n: int) -> Decomposition:
+    """One weight per distinct permutation (pieces of one permutation add up)."""
+    acc: dict[bytes, tuple[NDArray[np.int64], float]] = {}
+    for perm, w in pieces:
+        if w <= 0:
+            continue
+        key = np.asarray(perm, dtype=np.int64).tobytes()
+        p, old = acc.get(key, (np.asarray(perm, dtype=np.int64), 0.0))
+        acc[key] = (p, old + w)
+    perms = np.array([p for p, _ in acc.values()], dtype=np.int64).reshape(len(acc), n)
+    return Decomposition(perms, np.array([w for _, w in acc.values()], dtype=np.float64))
+
+
+def _assemble(
+    schedule: Schedule,
+    kept: list[list[Configuration]],
+    new: tuple[tuple[Configuration, ...], ...],
+    fabric: Fabric,
+    dem: Demand,
+    failure: SwitchFailure | LinkFailure,
+    splits: int,
+    t_start: float,
+) -> Schedule:
+    switches = tuple(tuple(k) + tuple(x) for k, x in zip(kept, new, strict=True))
+    info = {"kind": "switch" if isinstance(failure, SwitchFailure) else "link", "at": failure.at}
+    info["switch"] = failure.switch
+    if isinstance(failure, LinkFailure):
+        info["port"] = failure.port
+    # Losing a switch or a link never makes a schedule faster: the original bound still holds.
+    lb = schedule.lower_bound if schedule.lower_bound is not None else lower_bound(dem, fabric=fabric)
+    return Schedule(
+        ports=schedule.ports,
+        delta=max(fabric.deltas),
+        switches=switches,
+        algorithm=f"{schedule.algorithm}+reschedule" if schedule.algorithm else "reschedule",
+        lower_bound=lb if math.isfinite(lb) else None,
+        splits=schedule.splits + splits,
+        meta={
+            "ocsched_version": __version__,
+            "switches": len(switches),
+            "failure": info,
+            "runtime_s": time.perf_counter() - t_start,
+        },
+        fabric=fabric,
+    )

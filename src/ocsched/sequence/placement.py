@@ -1,0 +1,147 @@
+"""Place a phase's permutations jointly on the switches, given what each switch holds and when it is free."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ocsched.sequence._common import Held, Pieces, perm_key
+from ocsched.sequence.layout import holders, order
+
+
+def joint(
+    pieces: Pieces,
+    held: Held,
+    ready: NDArray[np.float64],
+    delta: float,
+    following: set[bytes],
+    spread: int | None = None,
+    reserved: set[int] | None = None,
+    prefer: set[int] | None = None,
+    pack: bool = False,
+) -> list[list[tuple[NDArray[np.int64], float]]]:
+    """Place pieces given the switches' state: held permutations pinned at no delay, LPT, then equalize.
+
+    A switch's load counts from the release: ``ready[b]`` (when it can start a new configuration,
+    0 if its delay is hidden) plus ``delta + w`` per further piece. A piece whose circuits a
+    switch already holds is split over those switches first, at no delay, run with the held
+    permutation itself (the extra circuits carry nothing, and the switch keeps what it holds).
+    With ``spread``, the other pieces go to that many switches only, those whose permutation is
+    of least use now and next, so that the others keep theirs (a switch dedicated to a recurring
+    permutation), those in ``prefer`` first. Switches in ``reserved`` take no new piece unless no
+    other switch can. With
+    ``pack``, a bisection on the phase end with best-fit packing replaces the equalized placement
+    when it ends earlier (as :func:`ocsched.assign.pack` does for one matrix).
+    """
+    s = len(held)
+    pinned: list[list[list[Any]]] = [[] for _ in range(s)]  # per switch: [perm, length]
+    load = ready - delta
+    loose = []
+    for (perm, w), holding in zip(pieces, holders(pieces, held), strict=True):
+        free = [b for b in holding if not pinned[b]]
+        if free:
+            for b in free:
+                pinned[b].append([held[b].perm, w / len(free)])  # type: ignore[union-attr]
+                load[b] = w / len(free)
+        else:
+            loose.append((perm, w))
+    keep = set() if reserved is None else {b for b in reserved if not pinned[b]}
+    open_ = [b for b in range(s) if b not in keep] or list(range(s))
+    targets = np.array(open_)
+    if spread is not None:
+        useful = [h is not None and perm_key(h.perm) in following for h in held]
+        first = set() if prefer is None else prefer
+        rank = sorted(open_, key=lambda b: (bool(pinned[b]), b not in first, useful[b], ready[b], -b))
+        targets = np.array(sorted(rank[:spread]))
+    base = load.copy()  # after the pinned shares: what the loose pieces are placed on top of
+    shares = [[list(piece) for piece in sw] for sw in pinned]  # equalize may shorten them
+    placed: list[list[list[Any]]] = [[] for _ in range(s)]
+    for perm, w in sorted(loose, key=lambda p: -p[1]):
+        b = int(targets[np.argmin(load[targets])])
+        placed[b].append([perm, w])
+        load[b] += delta + w
+    # Equalize (Spectra's step 3, with the switches' own starting loads): move part of the largest
+    # piece of the most loaded switch to the least loaded target while that lowers the maximum.
+    for _ in range(100 * (s + len(pieces))):
+        a = int(np.argmax(load))
+        b = int(targets[np.argmin(load[targets])])
+        if load[a] - load[b] <= delta + 1e-9 * abs(load[a]):
+            break
+        mid = (load[a] + load[b] + delta) / 2.0
+        x = load[a] - mid
+        cands = placed[a] + pinned[a]
+        if not cands:
+            break
+        big = max(cands, key=lambda p: p[1])
+        if big[1] <= x:
+            break
+        big[1] -= x
+        placed[b].append([big[0], x])
+        load[a] = load[b] = mid
+    if pack and loose:
+        packed = pack_pieces(loose, base, targets, delta, float(load.max()))
+        if packed is not None:
+            placed, pinned = packed, shares
+    plan = []
+    for b in range(s):
+        head = [(p, float(w)) for p, w in pinned[b]]
+        body = order([(p, float(w)) for p, w in placed[b]], None, following)
+        plan.append(head + body)
+    return plan
+
+
+def fill_by(
+    loose: Pieces, base: NDArray[np.float64], targets: NDArray[np.int64], delta: float, horizon: float
+) -> list[list[list[Any]]] | None:
+    """Fit the pieces on the targets by ``horizon``: largest first, whole if it fits (best fit), else cut."""
+    room = np.full(base.size, -np.inf)
+    room[targets] = horizon - base[targets]
+    out: list[list[list[Any]]] = [[] for _ in range(base.size)]
+    eps = 1e-12 * max(1.0, abs(horizon))
+    for perm, w in sorted(loose, key=lambda p: -p[1]):
+        left = w
+        fits = np.nonzero(room >= delta + left)[0]
+        if fits.size:
+            b = int(fits[np.argmin(room[fits])])
+            out[b].append([perm, left])
+            room[b] -= delta + left
+            continue
+        for b in np.argsort(-room, kind="stable"):
+            if room[b] <= delta + eps or left <= 0:
+                break
+            x = min(left, float(room[b]) - delta)
+            out[int(b)].append([perm, x])
+            room[b] -= delta + x
+            left -= x
+        if left > eps:
+            return None
+        if left > 0:  # float crumbs go to the last piece, so the weight is served exactly
+            last = next(sw for sw in reversed(out) if sw and sw[-1][0] is perm)
+            last[-1][1] += left
+    return out
+
+
+def pack_pieces(
+    loose: Pieces,
+    base: NDArray[np.float64],
+    targets: NDArray[np.int64],
+    delta: float,
+    current: float,
+) -> list[list[list[Any]]] | None:
+    """Bisect on the phase end over :func:`fill_by`: the packing, or None if ``current`` is not beaten."""
+    total = sum(w for _, w in loose) + delta * len(loose)
+    lo = max(float(base.max()), (total + float(base[targets].sum())) / targets.size)
+    hi = current
+    if hi <= lo or fill_by(loose, base, targets, delta, hi) is None:
+        return None
+    for _ in range(40):
+        if hi - lo <= 1e-9 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if fill_by(loose, base, targets, delta, mid) is None:
+            lo = mid
+        else:
+            hi = mid
+    return fill_by(loose, base, targets, delta, hi)

@@ -1,0 +1,245 @@
+"""Sweep configs: read a TOML file, a preset or a dict, and expand it into runs.
+
+A sweep config names workloads with their options and seeds, switch counts ``switches``,
+reconfiguration delays ``delta`` and algorithms::
+
+    switches = [4, 16]
+    delta = [0.01, 0.04]
+    algorithms = ["spectra", "spectra-noeq"]
+    normalized = true            # divide each matrix by its largest line sum (default true)
+
+    [[workloads]]
+    name = "standard"            # a key of ocsched.workloads.WORKLOADS
+    label = "Standard"           # optional; names the row in reports (default: name)
+    family = "standard"          # optional; groups labels in reports (default: label)
+    seeds = 5                    # 5 -> seeds 0..4, or an explicit list [3, 8]
+    options = { n = 100 }        # fixed generator options
+    grid = { flows = [8, 16] }   # optional: each combination is a separate instance
+    # switches, delta, algorithms, normalized and link_gbps may be overridden per workload
+
+    [[workloads]]
+    path = "traces/*.npy"        # your own matrices (any format ocsched.io reads), a glob
+    label = "Mine"               # relative paths are relative to the config file
+
+Every (workload, options, seed) or matched file is one *instance*; every instance runs every
+algorithm, switch count and delta. Seeds: the config's seed ``r`` of an instance is expanded with
+:class:`numpy.random.SeedSequence` (see :func:`~ocsched.sweep.results.derive_seeds`).
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ocsched._checks import check_bool, check_delta, check_int, check_number, check_switches
+from ocsched.errors import InvalidInputError
+from ocsched.io import DEMAND_SUFFIXES
+from ocsched.schedulers import SCHEDULERS
+from ocsched.sweep.results import RunSpec
+from ocsched.workloads import WORKLOADS
+
+__all__ = ["FILE_WORKLOAD", "PRESETS", "base_dir", "expand", "load_config"]
+
+#: Built-in configs, in ``ocsched/presets/<name>.toml``.
+PRESETS = ("paper", "quick")
+#: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
+FILE_WORKLOAD = "file"
+
+_PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
+_TOP_KEYS = {"switches", "delta", "algorithms", "normalized", "link_gbps", "workloads", "name", "description"}
+_SHARED = _TOP_KEYS - {"workloads", "name", "description"}
+_WL_KEYS = {"name", "label", "family", "seeds", "options", "grid"} | _SHARED
+_FILE_KEYS = {"path", "label", "family"} | (_SHARED - {"link_gbps"})
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
+    """Read a sweep config: a TOML file path, a preset name (``"paper"``, ``"quick"``) or a dict.
+
+    Raises
+    ------
+    InvalidInputError
+        If the file is missing or not TOML, or the config is malformed (see :func:`expand`).
+    """
+    if isinstance(source, Mapping):
+        cfg = dict(source)
+    elif isinstance(source, str) and source in PRESETS:
+        cfg = tomllib.loads((_PRESET_DIR / f"{source}.toml").read_text())
+    else:
+        p = Path(source)
+        if not p.is_file():
+            raise InvalidInputError(f"`config` file not found: {p}")
+        try:
+            cfg = tomllib.loads(p.read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"`config` file {p} is not valid TOML: {exc}") from None
+    expand(cfg, base=base_dir(source))  # validate now, at the boundary
+    return cfg
+
+
+def base_dir(source: str | os.PathLike[str] | Mapping[str, Any]) -> Path:
+    """The folder that relative ``path`` globs of ``source`` are resolved against."""
+    if isinstance(source, Mapping) or (isinstance(source, str) and source in PRESETS):
+        return Path.cwd()
+    return Path(source).resolve().parent
+
+
+def _as_list(value: Any, name: str) -> list[Any]:
+    out = value if isinstance(value, list) else [value]
+    if not out:
+        raise InvalidInputError(f"`{name}` must not be empty")
+    return out
+
+
+def _check_scalar(value: Any, name: str) -> None:
+    if not isinstance(value, bool | int | float | str):
+        raise InvalidInputError(f"`{name}` must be a number, string or boolean; got {value!r}")
+
+
+def _seeds(raw: Any, where: str) -> list[int]:
+    if isinstance(raw, list):
+        if not raw:
+            raise InvalidInputError(f"`{where}.seeds` must be a count or a list of integers >= 0; got []")
+        try:
+            return [check_int(x, f"{where}.seeds", minimum=0) for x in raw]
+        except InvalidInputError:
+            raise InvalidInputError(
+                f"`{where}.seeds` must be a count or a list of integers >= 0; got {raw!r}"
+            ) from None
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw < 1:
+        raise InvalidInputError(f"`{where}.seeds` must be >= 1 or a list of seeds; got {raw}")
+    try:
+        return list(range(check_int(raw, f"{where}.seeds", minimum=1)))
+    except InvalidInputError:
+        raise InvalidInputError(
+            f"`{where}.seeds` must be a count or a list of integers >= 0; got {raw!r}"
+        ) from None
+
+
+def _files(pattern: Any, where: str, base: Path) -> list[tuple[str, str]]:
+    """``(as matched, absolute)`` for every demand file matching ``pattern``, sorted."""
+    if not isinstance(pattern, str) or not pattern:
+        raise InvalidInputError(f"`{where}.path` must be a file name or glob; got {pattern!r}")
+    matched = sorted(glob.glob(pattern, root_dir=base, recursive=True))
+    found = [(m, str((base / m).resolve())) for m in matched if (base / m).is_file()]
+    if not found:
+        raise InvalidInputError(f"`{where}.path` {pattern!r} matches no file (relative to {base})")
+    bad = [m for m, _ in found if Path(m).suffix.lower() not in DEMAND_SUFFIXES]
+    if bad:
+        raise InvalidInputError(
+            f"`{where}.path` matches {bad[0]!r}, not a demand file ({', '.join(DEMAND_SUFFIXES)})"
+        )
+    return found
+
+
+def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSpec]:
+    """Expand a sweep config (see the module docstring) into its runs, in grid order.
+
+    ``base`` is the folder relative ``path`` globs are resolved against (default: the current one).
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown key, workload, workload option or algorithm, a bad value, or a ``path``
+        matching no demand file; the message names the offending entry.
+
+    Examples
+    --------
+    >>> cfg = {"switches": [4, 16], "delta": 0.04, "algorithms": ["spectra"],
+    ...        "workloads": [{"name": "standard", "seeds": 3, "options": {"n": 20}}]}
+    >>> runs = expand(cfg)
+    >>> len(runs), runs[0].workload, runs[0].options, len({r.key for r in runs})
+    (6, 'standard', '{"n": 20}', 6)
+    """
+    base = Path.cwd() if base is None else base
+    unknown = sorted(set(config) - _TOP_KEYS)
+    if unknown:
+        raise InvalidInputError(
+            f"config has unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_TOP_KEYS))}"
+        )
+    entries = config.get("workloads")
+    if not isinstance(entries, list) or not entries:
+        raise InvalidInputError("config needs a non-empty [[workloads]] list")
+    runs: list[RunSpec] = []
+    for k, entry in enumerate(entries):
+        where = f"workloads[{k}]"
+        if not isinstance(entry, Mapping):
+            raise InvalidInputError(f"`{where}` must be a table; got {entry!r}")
+        allowed = _FILE_KEYS if "path" in entry else _WL_KEYS
+        bad = sorted(set(entry) - allowed)
+        if bad:
+            raise InvalidInputError(
+                f"`{where}` has unknown key {bad[0]!r}; allowed: {', '.join(sorted(allowed))}"
+            )
+
+        def get(key: str, default: Any, entry: Mapping[str, Any] = entry) -> Any:
+            return entry.get(key, config.get(key, default))
+
+        algs = [str(a) for a in _as_list(get("algorithms", ["spectra"]), f"{where}.algorithms")]
+        for a in algs:
+            if a not in SCHEDULERS:
+                raise InvalidInputError(
+                    f"`{where}`: unknown algorithm {a!r}; choose one of {', '.join(SCHEDULERS)}"
+                )
+            needs = ", ".join(sorted(SCHEDULERS[a].requires))
+            if needs:
+                raise InvalidInputError(
+                    f"`{where}`: algorithm {a!r} needs a fabric with {needs}; "
+                    "sweeps schedule on uniform all-stop fabrics"
+                )
+        switches = [
+            check_switches(x, name=f"{where}.switches") for x in _as_list(get("switches", None), "switches")
+        ]
+        deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
+        normalized = check_bool(get("normalized", True), f"{where}.normalized")
+        settings = list(itertools.product(algs, switches, deltas))
+        if "path" in entry:
+            label = str(entry.get("label", "files"))
+            family = str(entry.get("family", label))
+            for shown, absolute in _files(entry["path"], where, base):
+                opts_json = json.dumps({"path": shown}, sort_keys=True)
+                lab = f"{label} {Path(shown).name}"
+                runs += [
+                    RunSpec(family, lab, FILE_WORKLOAD, opts_json, normalized, None, 0, a, s, d, absolute)
+                    for a, s, d in settings
+                ]
+            continue
+        name = entry.get("name")
+        if name not in WORKLOADS:
+            raise InvalidInputError(
+                f"`{where}.name` is {name!r}; choose one of {', '.join(sorted(WORKLOADS))}"
+                " (or give `path` for your own matrix files)"
+            )
+        label = str(entry.get("label", name))
+        family = str(entry.get("family", label))
+        known = WORKLOADS[name].options()
+        if name == "coflow":
+            known = {**known, "path": None}  # read by ocsched.io.generate
+        options = dict(entry.get("options", {}))
+        grid = dict(entry.get("grid", {}))
+        for opt, val in [*options.items(), *((g, v) for g, vs in grid.items() for v in _as_list(vs, g))]:
+            if opt not in known:
+                raise InvalidInputError(
+                    f"`{where}`: workload {name!r} has no option {opt!r}; its options are {', '.join(known)}"
+                )
+            _check_scalar(val, f"{where}.{opt}")
+        seeds = _seeds(entry.get("seeds", 1), where)
+        gbps = get("link_gbps", None)
+        if gbps is not None:
+            gbps = check_number(gbps, f"{where}.link_gbps", low=0.0, closed=False)
+        axes = [[(g, v) for v in _as_list(vs, g)] for g, vs in grid.items()]
+        for combo in itertools.product(*axes):
+            opts = {**options, **dict(combo)}
+            lab = " ".join([label, *(f"{g}={v}" for g, v in combo)])
+            opts_json = json.dumps(opts, sort_keys=True)
+            for seed, (a, s, d) in itertools.product(seeds, settings):
+                runs.append(RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d))
+    keys = [r.key for r in runs]
+    if len(set(keys)) != len(keys):
+        raise InvalidInputError("config lists the same run twice (repeated workload entry or value)")
+    return runs

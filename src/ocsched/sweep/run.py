@@ -1,0 +1,438 @@
+"""Execute sweeps: batches of runs on a local process pool or a Dask cluster, stored as they finish.
+
+Runs are grouped into batches so that each matrix is generated once per batch and reused for all
+its algorithms, ``s`` and ``delta``. Batches run in a shuffled (seeded) order, so the rate of the
+first finished batches is a fair sample of the whole sweep and the ETA means something.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ocsched.errors import InvalidInputError
+from ocsched.io import generate, read_demand
+from ocsched.model import Demand
+from ocsched.schedulers import schedule
+from ocsched.sweep.cluster import dask_client, dask_results, distributed_module
+from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, load_config
+from ocsched.sweep.results import RunSpec, derive_seeds, option_types, pyarrow_modules, result_row
+from ocsched.sweep.store import MANIFEST, Store, check_out, locked, read_results
+from ocsched.validate import validate
+from ocsched.workloads import normalize
+
+__all__ = [
+    "SweepEstimate",
+    "SweepProgress",
+    "SweepSummary",
+    "estimate_sweep",
+    "make_batches",
+    "run_batch",
+    "run_sweep",
+]
+
+log = logging.getLogger(__name__)
+
+
+def _demand(spec: RunSpec) -> Demand:
+    if spec.workload == FILE_WORKLOAD:
+        assert spec.source is not None  # set by expand for every file run
+        m = read_demand(spec.source, name=spec.label).to_dense()
+        if spec.normalized:
+            m = normalize(m)
+    else:
+        m = generate(
+            spec.workload,
+            seed=derive_seeds(spec.seed)[0],
+            normalized=spec.normalized,
+            link_gbps=spec.link_gbps,
+            **spec.option_values(),
+        )
+    # A port's traffic to itself never crosses the fabric (as in `ocsched demo`).
+    m = np.array(m, dtype=np.float64)
+    np.fill_diagonal(m, 0.0)
+    return Demand.from_matrix(m)
+
+
+def run_batch(specs: Sequence[RunSpec], types: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Run ``specs`` serially and return one result row per spec (same order).
+
+    Each instance's matrix is generated once and reused by every spec of that instance. Each
+    schedule is validated; an invalid schedule or an exception is a row with ``ok=False``, the
+    message in ``error`` and no makespan. ``types`` are the option columns (default: those of
+    ``specs``).
+    """
+    types = option_types(specs) if types is None else types
+    demands: dict[tuple[str, str, bool, float | None, int], Demand | str] = {}
+    rows = []
+    for spec in specs:
+        if spec.instance not in demands:
+            try:
+                demands[spec.instance] = _demand(spec)
+            except Exception as exc:
+                demands[spec.instance] = f"workload: {type(exc).__name__}: {exc}"
+        dem = demands[spec.instance]
+        if isinstance(dem, str):
+            rows.append(result_row(spec, types, ok=False, error=dem))
+            continue
+        base = {"ports": dem.n, "nonzeros": dem.nnz}
+        try:
+            t0 = time.perf_counter()
+            sched = schedule(
+                dem,
+                switches=spec.switches,
+                delta=spec.delta,
+                algorithm=spec.algorithm,
+                rng=derive_seeds(spec.seed)[1],
+            )
+            wall = time.perf_counter() - t0
+            report = validate(sched, dem)
+        except Exception as exc:
+            rows.append(result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        if not report.ok:
+            shown = "; ".join(str(v) for v in report.violations[:3])
+            error = f"invalid schedule ({len(report.violations)} violations): {shown}"
+            rows.append(result_row(spec, types, **base, wall_time_s=wall, ok=False, error=error))
+            continue
+        rows.append(
+            result_row(
+                spec,
+                types,
+                **base,
+                makespan=sched.makespan,
+                lower_bound=sched.lower_bound,
+                status=sched.status,
+                dual_bound=sched.dual_bound,
+                configurations=sched.num_configurations,
+                splits=sched.splits,
+                wall_time_s=wall,
+                ok=True,
+            )
+        )
+    return rows
+
+
+def make_batches(specs: Sequence[RunSpec], batch_size: int) -> list[list[RunSpec]]:
+    """Pack specs into batches of at most ``batch_size``, keeping each instance's runs together.
+
+    Whole instances are packed greedily; an instance with more runs than ``batch_size`` is cut
+    into chunks (its matrix is then generated once per chunk).
+
+    >>> cfg = {"switches": [4, 16], "delta": [0.01, 0.04], "algorithms": ["spectra"],
+    ...        "workloads": [{"name": "standard", "seeds": 3, "options": {"n": 10}}]}
+    >>> [len(b) for b in make_batches(expand(cfg), 8)]
+    [8, 4]
+    """
+    groups: dict[tuple[str, str, bool, float | None, int], list[RunSpec]] = {}
+    for s in specs:
+        groups.setdefault(s.instance, []).append(s)
+    batches: list[list[RunSpec]] = []
+    current: list[RunSpec] = []
+    for runs in groups.values():
+        if current and len(current) + len(runs) > batch_size:
+            batches.append(current)
+            current = []
+        for i in range(0, len(runs), batch_size):
+            chunk = runs[i : i + batch_size]
+            if len(chunk) == batch_size:
+                batches.append(chunk)
+            else:
+                current.extend(chunk)
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Progress of a running sweep, passed to the ``progress`` callback after each batch.
+
+    ``total`` counts the runs of this session (already finished runs are in ``skipped``).
+    ``eta_s`` is None until every worker has finished a batch (before that a rate would mostly
+    measure start-up); then it is the remaining runs at the average rate so far. Batches run in
+    a shuffled order, so that rate samples the whole grid, not its cheapest corner.
+    """
+
+    total: int
+    done: int
+    failed: int
+    skipped: int
+    elapsed_s: float
+    eta_s: float | None = None
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What :func:`run_sweep` did."""
+
+    out: Path
+    runs: int
+    skipped: int
+    done: int
+    failed: int
+    batches: int
+    elapsed_s: float
+    failures: list[str] = field(default_factory=list)
+
+
+def _watch_parent(parent: int, main: int) -> None:
+    # Invariant: a worker never outlives the sweep. If the sweep is killed (even with -9), the
+    # pool's forkserver exits, this process is re-parented, and it exits at the next check.
+    while True:
+        time.sleep(0.25)
+        if os.getppid() != parent:
+            os._exit(1)
+        try:
+            os.kill(main, 0)
+        except ProcessLookupError:
+            os._exit(1)
+
+
+def _worker_init(main: int) -> None:
+    # Workers leave Ctrl-C to the parent, which cancels the pool and keeps what was written.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(os.getppid(), main), daemon=True).start()
+
+
+def run_typed(job: tuple[list[RunSpec], dict[str, str]]) -> list[dict[str, Any]]:
+    return run_batch(*job)
+
+
+def _pool_results(
+    batches: list[list[RunSpec]], types: dict[str, str], workers: int
+) -> Generator[list[dict[str, Any]], None, None]:
+    import multiprocessing as mp
+
+    if workers == 1 or len(batches) <= 1:
+        for b in batches:
+            yield run_batch(b, types)
+        return
+    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+    pool = mp.get_context(method).Pool(
+        min(workers, len(batches)), initializer=_worker_init, initargs=(os.getpid(),)
+    )
+    try:
+        yield from pool.imap_unordered(run_typed, [(b, types) for b in batches])
+        pool.close()
+    finally:
+        # On an interrupt (or an error) the batches in flight are dropped: they are not written,
+        # so a rerun does them again. Terminating beats waiting for them to finish.
+        pool.terminate()
+        pool.join()
+
+
+def _default_batch_size(todo: Sequence[RunSpec], parallel: int, per_worker: int) -> int:
+    # About `per_worker` batches per worker balance the load; at least one typical instance per
+    # batch (so each matrix is built once) and at most 256 runs (bounded loss on a crash).
+    per_instance = Counter(s.instance for s in todo)
+    typical = sorted(per_instance.values())[len(per_instance) // 2] if per_instance else 1
+    return max(1, min(256, max(typical, math.ceil(len(todo) / (per_worker * parallel)))))
+
+
+def run_sweep(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    out: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    cluster: str | None = None,
+    batch_size: int | None = None,
+    force: bool = False,
+    progress: Callable[[SweepProgress], None] | None = None,
+    wait_s: float = 30.0,
+) -> SweepSummary:
+    """Run every run of ``config`` not yet in ``out`` and store the rows there.
+
+    Parameters
+    ----------
+    config : path, preset name or mapping
+        See :func:`~ocsched.sweep.config.load_config`.
+    out : path
+        Results folder (see :mod:`ocsched.sweep.store`). Rerunning resumes: finished runs are
+        skipped; a config that extends the grid (one more delta) runs only the new runs.
+    workers : int, optional
+        Local processes (default: all cores); 1 runs in this process. With ``cluster="local"``,
+        the number of Dask workers.
+    cluster : str, optional
+        ``"local"`` (start a Dask LocalCluster) or the address of a Dask scheduler
+        (``tcp://host:8786``); needs ``ocsched[dask]``.
+    batch_size : int, optional
+        Runs per task. Default: at least one instance's runs; about 32 batches per local worker
+        or 8 per Dask worker (Dask's per-task overhead is larger); at most 256 runs.
+    force : bool
+        Delete existing results in ``out`` first.
+    progress : callable, optional
+        Called with a :class:`SweepProgress` after each finished batch (and once at the start).
+        An exception it raises (e.g. KeyboardInterrupt) stops the sweep; written batches stay.
+    wait_s : float
+        With ``cluster``: how long to wait for the scheduler and for its first worker.
+
+    Returns
+    -------
+    SweepSummary
+
+    Raises
+    ------
+    InvalidInputError
+        For a malformed config, an ``out`` that holds something else or is in use by another
+        sweep, or a malformed cluster address.
+    OcschedError
+        If pyarrow (or Dask, with ``cluster``) is not installed (the message gives the install
+        hint), or the cluster cannot be reached, has no worker, or is lost. Nothing is created
+        in ``out`` before the cluster is ready.
+
+    Notes
+    -----
+    The local pool starts workers with ``forkserver`` (``spawn`` where unavailable), which
+    re-imports the main module: scripts calling this need the ``if __name__ == "__main__":`` guard.
+    Workers exit when the sweep's process dies. Rows are identical whatever the execution mode,
+    except ``wall_time_s``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cfg = {"switches": 4, "delta": 0.04, "algorithms": ["spectra"],
+    ...        "workloads": [{"name": "standard", "seeds": 2, "options": {"n": 12, "flows": 4}}]}
+    >>> out = tempfile.mkdtemp()
+    >>> s = run_sweep(cfg, out, workers=1)
+    >>> s.done, s.failed, run_sweep(cfg, out, workers=1).skipped
+    (2, 0, 2)
+    """
+    pyarrow_modules()
+    if cluster is not None:
+        distributed_module()
+    cfg = load_config(config)
+    specs = expand(cfg, base=base_dir(config))
+    types = option_types(specs)
+    out_p = Path(out)
+    nworkers = workers if workers is not None else (os.cpu_count() or 1)
+    if nworkers < 1:
+        raise InvalidInputError(f"`workers` must be >= 1; got {workers}")
+    if batch_size is not None and batch_size < 1:
+        raise InvalidInputError(f"`batch_size` must be >= 1; got {batch_size}")
+    if not force:
+        check_out(out_p)
+    elif out_p.is_dir() and any(out_p.iterdir()) and not (out_p / MANIFEST).is_file():
+        raise InvalidInputError(f"`out` directory {out_p} is not empty and holds no sweep; choose another")
+    t0 = time.perf_counter()
+    done = failed = 0
+    failures: list[str] = []
+    with contextlib.ExitStack() as stack:
+        client = None
+        if cluster is not None:
+            client = stack.enter_context(dask_client(cluster, nworkers, wait_s))
+        stack.enter_context(locked(out_p))
+        store = Store(out_p, cfg, types, force=force)
+        todo = [s for s in specs if s.key not in store.finished]
+        if client is None:
+            parallel = nworkers
+            batches = make_batches(todo, batch_size or _default_batch_size(todo, nworkers, 32))
+        else:
+            parallel = max(1, sum(client.nthreads().values()))
+            batches = make_batches(todo, batch_size or _default_batch_size(todo, parallel, 8))
+        order = np.random.default_rng(0).permutation(len(batches))
+        batches = [batches[i] for i in order]
+        source = (
+            _pool_results(batches, store.types, nworkers)
+            if client is None
+            else dask_results(batches, store.types, client, run_typed)
+        )
+        stack.enter_context(contextlib.closing(source))
+        log.info(
+            "sweep %s: %d runs, %d done before, %d batches",
+            out_p,
+            len(specs),
+            len(specs) - len(todo),
+            len(batches),
+        )
+        finished_batches = 0
+
+        def report() -> None:
+            if progress is None:
+                return
+            elapsed = time.perf_counter() - t0
+            eta = None
+            if done and finished_batches >= min(parallel, len(batches)):
+                eta = elapsed / done * (len(todo) - done)
+            progress(SweepProgress(len(todo), done, failed, len(specs) - len(todo), elapsed, eta))
+
+        report()
+        for rows in source:
+            store.write(rows)
+            done += len(rows)
+            finished_batches += 1
+            bad = [r for r in rows if not r["ok"]]
+            failed += len(bad)
+            failures.extend(
+                f"{r['label']} seed={r['seed']} {r['algorithm']} s={r['switches']} "
+                f"delta={r['delta']:g}: {r['error']}"
+                for r in bad
+            )
+            report()
+    return SweepSummary(
+        out_p,
+        len(specs),
+        len(specs) - len(todo),
+        done,
+        failed,
+        len(batches),
+        time.perf_counter() - t0,
+        failures,
+    )
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    """Result of :func:`estimate_sweep`."""
+
+    runs: int
+    todo: int
+    sampled: int
+    seconds_per_run: float
+    workers: int
+
+    @property
+    def seconds(self) -> float:
+        """Estimated wall time of the remaining runs on ``workers`` processes."""
+        return self.todo * self.seconds_per_run / self.workers
+
+
+def estimate_sweep(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    workers: int | None = None,
+    sample: int = 8,
+    rng: np.random.Generator | int | None = 0,
+) -> SweepEstimate:
+    """Count the runs of ``config`` (minus those finished in ``out``) and time a random sample.
+
+    The sample runs in this process (matrix generation included), so the estimate assumes each
+    worker is as fast as this one and ignores batching, which only makes the real sweep faster.
+    """
+    cfg = load_config(config)
+    specs = expand(cfg, base=base_dir(config))
+    finished: set[str] = set()
+    if out is not None and Path(out).is_dir() and any(Path(out).iterdir()):
+        finished = set(read_results(out, name="out").column("key").to_pylist())
+    todo = [s for s in specs if s.key not in finished]
+    gen = np.random.default_rng(rng)
+    picked = [todo[i] for i in sorted(gen.choice(len(todo), size=min(sample, len(todo)), replace=False))]
+    t0 = time.perf_counter()
+    for spec in picked:
+        run_batch([spec])
+    per_run = (time.perf_counter() - t0) / max(len(picked), 1)
+    nworkers = workers if workers is not None else (os.cpu_count() or 1)
+    return SweepEstimate(len(specs), len(todo), len(picked), per_run, max(nworkers, 1))
