@@ -21,9 +21,10 @@ import time
 
 import numpy as np
 
-from ocsched.exact import random_instance, solve_exact
+from ocsched.exact import solve_exact
 from ocsched.model import Demand
 from ocsched.workloads import generate
+from ocsched.workloads.random import random_instance
 
 
 def instances(n: int, seeds: int) -> list[tuple[str, Demand]]:

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 import ocsched
 from ocsched.model import Demand
-from ocsched.peers import split_schedule
+from ocsched.schedulers import split_schedule
 from ocsched.split import Order
 from ocsched.workloads import generate
 

@@ -13,17 +13,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner, Result
 
+from helpers import run
 from ocsched import io, lower_bound, schedule, validate
 from ocsched.cli import app
 from ocsched.schedulers import algorithms
 
 DATA = Path(__file__).parent / "data" / "core"
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
-
-
-def run(*args: str | Path) -> Result:
-    # typer >= 0.20 (click >= 8.2) keeps stderr apart: result.stdout and result.stderr.
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def table(text: str) -> dict[str, str]:

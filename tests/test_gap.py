@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from typer.testing import CliRunner, Result
 
+from helpers import run
 from ocsched import InvalidInputError
-from ocsched.cli import app
 from ocsched.exact import solve_exact
 from ocsched.model import Demand
 from ocsched.schedulers import schedule
@@ -18,10 +15,6 @@ from ocsched.workloads import WORKLOADS, Workload
 from ocsched.workloads.random import random_instance
 
 pytest.importorskip("highspy")
-
-
-def run(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def test_run_gap_matches_direct_solves() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from helpers import conf
 from ocsched import schedule
 from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError
@@ -26,10 +27,6 @@ from ocsched.model import (
 
 # d3 = 2 * (0->1, 1->2, 2->0) + 1 * (0->2, 1->0, 2->1)
 D3 = [[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]]
-
-
-def conf(start: float, duration: float, perm: list[int]) -> Configuration:
-    return Configuration(start, duration, np.array(perm, dtype=np.int64))
 
 
 def hand_schedule(**kw: Any) -> Schedule:

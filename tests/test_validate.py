@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from helpers import conf
 from ocsched import schedule, validate
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.model import Configuration, Demand, Schedule
@@ -17,10 +18,6 @@ from ocsched.validate import TOL, ValidationReport, Violation
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 P1 = [1, 2, 0]
 P2 = [2, 0, 1]
-
-
-def conf(start: float, duration: float, perm: list[int]) -> Configuration:
-    return Configuration(start, duration, np.array(perm, dtype=np.int64))
 
 
 def sched(*switches: tuple[Configuration, ...], delta: float = 0.5, ports: int = 3) -> Schedule:

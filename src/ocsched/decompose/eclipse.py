@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_delta
+from ocsched.decompose._assignment import max_weight_matching
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._rounds import max_weight_matching
 from ocsched.decompose._stuffing import TOL, finish, unit_scale
 from ocsched.model import Demand
 
