@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -512,3 +513,19 @@ def test_schedule_time_excludes_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_schedule_validates_before_writing(d3: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A scheduler bug must never reach the user as a schedule: one line, exit 2, nothing written.
+    from ocsched.model import Configuration
+    from ocsched.schedulers import SCHEDULERS, Result, Scheduler
+
+    def serves_almost_nothing(demand: Any, fabric: Any, rng: Any) -> Result:
+        conf = Configuration.from_circuits(fabric.deltas[0], 1e-6, [(0, 1)], ports=demand.n)
+        return Result(((conf,), *(() for _ in range(fabric.size - 1))))
+
+    monkeypatch.setitem(SCHEDULERS, "spectra", Scheduler(serves_almost_nothing, "broken"))
+    out = tmp_path / "s.json"
+    res = run("schedule", d3, "-s", "2", "-d", "0.1", "--out", out)
+    assert_one_error_line(res, "invalid", "unserved")
+    assert not out.exists()

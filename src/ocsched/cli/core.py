@@ -13,7 +13,7 @@ import numpy as np
 import typer
 
 from ocsched.cli._app import MAX_SWITCHES, AlgorithmName, app, choice_type, cli_errors
-from ocsched.errors import InvalidInputError
+from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.fabric import MODELS
 
 if TYPE_CHECKING:
@@ -177,6 +177,7 @@ def schedule_cmd(
     dem, names = io.read_demand_named(demand)
     _preload(algorithm)
     from ocsched.schedulers import schedule
+    from ocsched.validate import validate
 
     t0 = time.perf_counter()
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
@@ -184,6 +185,7 @@ def schedule_cmd(
     elapsed = time.perf_counter() - t0
     d = max(fab.deltas)
     _check_finite({"makespan": sched.makespan, "lower bound": sched.lower_bound or 0.0}, d)
+    _check_valid(validate(sched, dem, fabric=fab))
     if names is not None:
         sched = dataclasses.replace(sched, meta={**sched.meta, "port_names": list(names)})
     lb = sched.lower_bound or 0.0
@@ -208,6 +210,13 @@ def schedule_cmd(
         io.write_schedule(sched, out, force=force)
         rows.append(("written to", str(out)))
     _summary(rows)
+
+
+def _check_valid(report: ValidationReport) -> None:
+    """Refuse to print or write a schedule that does not validate (a bug, never a silent result)."""
+    if not report.ok:
+        shown = "; ".join(str(v) for v in report.violations[:3])
+        raise OcschedError(f"internal error: the schedule found is invalid ({shown}); please report it")
 
 
 def _deltas(fab: Fabric) -> str:
@@ -237,12 +246,13 @@ def _schedule_iteration(
 ) -> None:
     """Schedule an iteration; print one line per phase and the totals against ``independent``."""
     from ocsched import io
-    from ocsched.sequence import iteration_row, phase_rows, schedule_iteration
+    from ocsched.sequence import iteration_row, phase_rows, schedule_iteration, validate_iteration
 
     kw: dict[str, Any] = {"fabric": fab, "base": base, "rng": seed}
     t0 = time.perf_counter()
     sched = schedule_iteration(it, algorithm=algorithm or "spectra-seq", **kw)
     elapsed = time.perf_counter() - t0
+    _check_valid(validate_iteration(sched, it))
     independent = schedule_iteration(it, algorithm="independent", **kw)
     rows = phase_rows(sched)
     if rows:
