@@ -24,6 +24,8 @@ _ECLIPSE_ALL = 64
 #: geometric grid of ratio 2^(1/4), plus this many values between the best one's neighbours.
 _ECLIPSE_QUANTILES = 32
 _ECLIPSE_REFINE = 16
+#: A residual whose active rows x columns are at most this many times its entries is matched densely.
+_DENSE_FACTOR = 16
 
 
 def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
@@ -118,8 +120,27 @@ def _ratio_step(
 ) -> tuple[float, IntArray]:
     """One greedy step at delta > 0: the candidate durations, each a max-weight matching."""
 
+    on = np.nonzero(res > 0)[0]
+    ar, ri = np.unique(rows[on], return_inverse=True)
+    ac, ci = np.unique(cols[on], return_inverse=True)
+    # Dense residual (most active pairs are entries): one dense assignment per candidate, as
+    # Eclipse is usually run; sparse residual: the compiled solver on the support.
+    dense = ar.size * ac.size <= _DENSE_FACTOR * on.size
+    if dense:
+        sub = np.zeros((ar.size, ac.size))
+        sub[ri, ci] = res[on]
+        entry = np.full((ar.size, ac.size), -1, dtype=np.int64)
+        entry[ri, ci] = on
+
     def score(k: int) -> tuple[float, IntArray]:
+        from scipy.optimize import linear_sum_assignment
+
         alpha = float(vals[k])
+        if dense:
+            m_sub = np.minimum(sub, alpha)
+            r, c = linear_sum_assignment(m_sub, maximize=True)
+            e = entry[r, c][m_sub[r, c] > 0]
+            return float(m_sub[r, c].sum()) / (alpha + delta), e
         m = np.minimum(res, alpha)
         e = max_weight_matching(n, rows, cols, m)
         return float(m[e].sum()) / (alpha + delta), e
