@@ -13,7 +13,7 @@ checks that a description is well formed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,24 +257,18 @@ class Fabric:
             raise InvalidInputError(f"`{name}` must be a table/object; got {type(data).__name__}")
         _only(data, {"model", "switches", "down", "failed_links"}, name)
         switches: list[Switch] = []
-        for k, sw in enumerate(_list(data, "switches", name)):
-            where = f"{name}.switches[{k}]"
-            _only(sw, {"delta", "rate", "count"}, where)
+        for where, sw in _entries(data, "switches", name, {"delta", "rate", "count"}):
             if "delta" not in sw:
                 raise InvalidInputError(f"`{where}.delta` is missing")
             count = check_int(sw.get("count", 1), f"{where}.count", minimum=1, maximum=100_000)
             switches.extend([Switch(sw["delta"], sw.get("rate", 1.0))] * count)
         down = []
-        for k, d in enumerate(_list(data, "down", name)):
-            where = f"{name}.down[{k}]"
-            _only(d, {"switch", "start", "end"}, where)
+        for where, d in _entries(data, "down", name, {"switch", "start", "end"}):
             if "switch" not in d or "start" not in d:
                 raise InvalidInputError(f"`{where}` needs `switch` and `start`")
             down.append(SwitchDown(d["switch"], d["start"], d.get("end", math.inf)))
         links = []
-        for k, x in enumerate(_list(data, "failed_links", name)):
-            where = f"{name}.failed_links[{k}]"
-            _only(x, {"port", "switch", "start"}, where)
+        for where, x in _entries(data, "failed_links", name, {"port", "switch", "start"}):
             if "port" not in x or "switch" not in x:
                 raise InvalidInputError(f"`{where}` needs `port` and `switch`")
             links.append(LinkDown(x["port"], x["switch"], x.get("start", 0.0)))
@@ -291,8 +285,12 @@ def _only(data: object, keys: set[str], where: str) -> None:
         raise InvalidInputError(f"`{where}` has unknown key {extra[0]!r}; valid: {', '.join(sorted(keys))}")
 
 
-def _list(data: Mapping[str, Any], key: str, name: str) -> list[Any]:
+def _entries(data: Mapping[str, Any], key: str, name: str, keys: set[str]) -> Iterator[tuple[str, Any]]:
+    """Yield ``(where, entry)`` for each table of the list ``data[key]``, each checked by :func:`_only`."""
     value = data.get(key, [])
     if not isinstance(value, list):
         raise InvalidInputError(f"`{name}.{key}` must be a list; got {value!r}")
-    return value
+    for k, entry in enumerate(value):
+        where = f"{name}.{key}[{k}]"
+        _only(entry, keys, where)
+        yield where, entry

@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched.bounds.lines import bisect_threshold
 from ocsched.fabric import Fabric
 from ocsched.model import Demand
 
@@ -147,17 +148,8 @@ def fabric_line_bound(demand: Demand, fabric: Fabric, *, rtol: float = 1e-12) ->
             return math.inf
     else:
         return math.inf
-    lo = 0.0
     # Invariant: lo fails (or is 0), hi holds.
-    for _ in range(200):
-        if hi - lo <= rtol * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return lo
+    return bisect_threshold(ok, 0.0, hi, rtol)
 
 
 def _entry_served_ub(
@@ -253,13 +245,5 @@ def fabric_entry_bound(demand: Demand, fabric: Fabric, *, lines: int = 8, rtol: 
         lo = best
         if ok(lo) and lo > 0:
             continue  # this line cannot raise the bound
-        for _ in range(200):
-            if hi - lo <= rtol * hi:
-                break
-            mid = 0.5 * (lo + hi)
-            if ok(mid):
-                hi = mid
-            else:
-                lo = mid
-        best = max(best, lo)
+        best = max(best, bisect_threshold(ok, lo, hi, rtol))
     return best

@@ -7,6 +7,7 @@ the instance is the maximum over lines.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,11 +103,24 @@ def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 
     if lo > d and feasible(lo):
         return lo
     # Invariant: lo is infeasible (or equal to delta), hi is feasible.
+    return bisect_threshold(feasible, lo, hi, rtol)
+
+
+def bisect_threshold(ok: Callable[[float], bool], lo: float, hi: float, rtol: float) -> float:
+    """Bisect ``[lo, hi]`` for the left end of the half-line where ``ok`` holds; return its ``lo`` side.
+
+    ``ok`` must be monotone (false, then true), ``lo`` fail (or be a known floor) and ``hi`` hold.
+    Stops when ``hi - lo <= rtol * hi`` or after 200 halvings; the value returned is on the failing
+    side, so a bound computed this way is never above the true threshold.
+
+    >>> bisect_threshold(lambda t: t * t >= 2.0, 0.0, 2.0, 1e-12)  # doctest: +ELLIPSIS
+    1.41421356237...
+    """
     for _ in range(200):
         if hi - lo <= rtol * hi:
             break
         mid = 0.5 * (lo + hi)
-        if feasible(mid):
+        if ok(mid):
             hi = mid
         else:
             lo = mid

@@ -221,6 +221,21 @@ def _augment(
 
 
 @_jit
+def _two_least(
+    x: float, r: int, e: int, m1: float, m2: float, r1: int, e1: int
+) -> tuple[float, float, int, int]:
+    """Fold the reduced cost ``x`` of right node ``r`` (edge ``e``) into the least two so far.
+
+    Returns the new ``(m1, m2, r1, e1)``: ``m1 <= m2`` the two least costs, ``r1``/``e1`` where ``m1`` is.
+    """
+    if x < m1:
+        return x, m1, r, e
+    if x < m2:
+        return m1, x, r1, e1
+    return m1, m2, r1, e1
+
+
+@_jit
 def _reduce(
     a: int,
     n: int,
@@ -252,34 +267,14 @@ def _reduce(
         for t in range(indptr[a], indptr[a + 1]):
             e = rent[t]
             r = cols[e]
-            x = cost[e] - v[r]
-            if x < m1:
-                m2 = m1
-                m1 = x
-                r1 = r
-                e1 = e
-            elif x < m2:
-                m2 = x
+            m1, m2, r1, e1 = _two_least(cost[e] - v[r], r, e, m1, m2, r1, e1)
         r = n + a
-        x = -v[r]
-        if x < m1:
-            m2 = m1
-            m1 = x
-            r1 = r
-            e1 = -1
-        elif x < m2:
-            m2 = x
+        m1, m2, r1, e1 = _two_least(-v[r], r, -1, m1, m2, r1, e1)
     else:
         j = a - n
         for t in range(cptr[j] - 1, cptr[j + 1]):
             r = j if t < cptr[j] else n + rows[centry[t]]
-            x = -v[r]
-            if x < m1:
-                m2 = m1
-                m1 = x
-                r1 = r
-            elif x < m2:
-                m2 = x
+            m1, m2, r1, e1 = _two_least(-v[r], r, -1, m1, m2, r1, e1)  # e1 stays -1: no demand edge
     old = match_r[r1]
     if old >= 0 and not m1 < m2:
         return -2  # a tie with a taken node: no progress possible by price alone

@@ -110,6 +110,63 @@ def _rescan(
 
 
 @_jit
+def _penalize(line: IntArray, unc: NDArray[np.bool_], cost: FloatArray, penalty: float) -> None:
+    """Lower the cost of the uncovered entries among ``line`` (a newly critical line's) by ``penalty``."""
+    for e in line:
+        if unc[e]:
+            cost[e] -= penalty
+
+
+@_jit
+def _free_stale(
+    a: int,
+    r: int,
+    unc: NDArray[np.bool_],
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+    free: IntArray,
+    nf: int,
+) -> int:
+    """Unmatch left node ``a`` from right node ``r`` unless on an uncovered entry; queue ``a`` as free.
+
+    Called for a line that just became critical (which must now take an uncovered entry); a
+    negative ``a`` or ``r`` (the line is unmatched) does nothing. Returns the new count of free nodes.
+    """
+    if a >= 0 and r >= 0 and (edge_l[a] < 0 or not unc[edge_l[a]]):
+        match_r[r] = -1
+        match_l[a] = -1
+        edge_l[a] = -1
+        free[nf] = a
+        nf += 1
+    return nf
+
+
+@_jit
+def _reprice(
+    a: int,
+    m: float,
+    u: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+    free: IntArray,
+    nf: int,
+) -> int:
+    """Lower left node ``a``'s dual to ``m`` (pricing found a cheaper entry), unmatch it, queue it.
+
+    Returns the new count of free nodes.
+    """
+    u[a] = m
+    if match_l[a] >= 0:
+        match_r[match_l[a]] = -1
+        match_l[a] = -1
+        edge_l[a] = -1
+    free[nf] = a
+    return nf + 1
+
+
+@_jit
 def _run_rounds(
     n: int,
     big_delta: int,
@@ -200,32 +257,14 @@ def _run_rounds(
                 crit_r[i] = True
                 u[i] -= penalty
                 lb[i] -= penalty  # its uncovered entries' costs fell by the penalty
-                for t in range(lptr[i], lptr[i + 1]):
-                    e = lent[t]
-                    if unc[e]:
-                        cost[e] -= penalty
-                a_r = match_l[i]
-                if a_r >= 0 and (edge_l[i] < 0 or not unc[edge_l[i]]):
-                    match_r[a_r] = -1
-                    match_l[i] = -1
-                    edge_l[i] = -1
-                    free[nf] = i
-                    nf += 1
+                _penalize(lent[lptr[i] : lptr[i + 1]], unc, cost, penalty)
+                nf = _free_stale(i, match_l[i], unc, match_l, match_r, edge_l, free, nf)
         for j in range(n):
             if not crit_c[j] and cnt_c[j] == left:
                 crit_c[j] = True
                 v[j] -= penalty
-                for t in range(lcptr[j], lcptr[j + 1]):
-                    e = lcent[t]
-                    if unc[e]:
-                        cost[e] -= penalty
-                a = match_r[j]
-                if a >= 0 and (edge_l[a] < 0 or not unc[edge_l[a]]):
-                    match_r[j] = -1
-                    match_l[a] = -1
-                    edge_l[a] = -1
-                    free[nf] = a
-                    nf += 1
+                _penalize(lcent[lcptr[j] : lcptr[j + 1]], unc, cost, penalty)
+                nf = _free_stale(match_r[j], j, unc, match_l, match_r, edge_l, free, nf)
         # Rows matched on the previous permutation's entries are no longer tight.
         for t in range(prev_start, prev_end):
             e = ent[t]
@@ -327,13 +366,7 @@ def _run_rounds(
                         e = cand[i, q]
                         m = min(m, cost[e] - v[cols[e]])
                     if m < u[i] - tol:
-                        u[i] = m
-                        if match_l[i] >= 0:
-                            match_r[match_l[i]] = -1
-                            match_l[i] = -1
-                            edge_l[i] = -1
-                        free[nf] = i
-                        nf += 1
+                        nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
             for j in range(n):
                 a = n + j
                 if u[a] > lbc[j] + tol:
@@ -344,13 +377,7 @@ def _run_rounds(
                             m = min(m, -v[n + rows[e]])
                     lbc[j] = m
                     if m < u[a] - tol:
-                        u[a] = m
-                        if match_l[a] >= 0:
-                            match_r[match_l[a]] = -1
-                            match_l[a] = -1
-                            edge_l[a] = -1
-                        free[nf] = a
-                        nf += 1
+                        nf = _reprice(a, m, u, match_l, match_r, edge_l, free, nf)
             if nf == 0:
                 break
             passes += 1

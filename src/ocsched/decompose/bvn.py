@@ -6,7 +6,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._stuffing import TOL, dense, entries_of, finish, perfect_on, quick_stuff, unit_scale
+from ocsched.decompose._slicing import decompose_stuffed, peel, stacked, support
+from ocsched.decompose._stuffing import TOL, perfect_on
 from ocsched.model import Demand
 
 __all__ = ["bvn_decompose", "bvn_slices"]
@@ -44,18 +45,12 @@ def bvn_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:
     >>> perms.tolist(), w.tolist()
     ([[1, 0], [0, 1]], [2.0, 1.0])
     """
-    res = dense(stuffed, "stuffed")
-    n = res.shape[0]
-    big = float(res.max())
+    n, big, rows, cols, val = support(stuffed)
     perms: list[IntArray] = []
     weights: list[float] = []
     if big == 0:
-        return np.zeros((0, n), np.int64), np.zeros(0)
+        return stacked(n, perms, weights)
     tol = TOL * big
-    # The residual on its support only (row-major): O(nnz) per matching, same matchings as dense.
-    rows, cols = np.nonzero(res)
-    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
-    val = res[rows, cols]
     cap = big
     while val.max(initial=0.0) > tol:
         vals = np.unique(val[(val > 0) & (val <= cap)])
@@ -70,14 +65,11 @@ def bvn_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:
                 hi = mid - 1
             else:
                 lo, best = mid, match
-        on = entries_of(n, rows, cols, best)
-        w = float(val[on].min())
+        w = peel(n, rows, cols, val, best, tol)
         cap = w
-        val[on] -= w
-        val[val <= tol] = 0.0
         perms.append(best)
         weights.append(w)
-    return np.array(perms, dtype=np.int64).reshape(-1, n), np.array(weights)
+    return stacked(n, perms, weights)
 
 
 def bvn_decompose(demand: Demand) -> Decomposition:
@@ -89,7 +81,4 @@ def bvn_decompose(demand: Demand) -> Decomposition:
     >>> bvn_decompose(d).weights.tolist()
     [3.0, 1.0]
     """
-    # In units of a power of two near the largest entry: exact, and line sums cannot overflow.
-    scale = unit_scale(demand)
-    perms, w = bvn_slices(quick_stuff(demand.to_dense() / scale))
-    return finish(demand, perms, w * scale)
+    return decompose_stuffed(demand, bvn_slices)

@@ -8,7 +8,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._stuffing import TOL, dense, entries_of, finish, perfect_on, quick_stuff, unit_scale
+from ocsched.decompose._slicing import decompose_stuffed, peel, stacked, support
+from ocsched.decompose._stuffing import TOL, perfect_on
 from ocsched.model import Demand
 
 __all__ = ["solstice_decompose", "solstice_slices"]
@@ -47,31 +48,21 @@ def solstice_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:
     >>> perms.tolist(), w.tolist()
     ([[1, 2, 0], [2, 0, 1]], [3.0, 1.0])
     """
-    res = dense(stuffed, "stuffed")
-    n = res.shape[0]
-    big = float(res.max())
+    n, big, rows, cols, val = support(stuffed)
     perms: list[IntArray] = []
     weights: list[float] = []
     if big == 0:
-        return np.zeros((0, n), np.int64), np.zeros(0)
+        return stacked(n, perms, weights)
     tol = TOL * big
     r = 2.0 ** math.floor(math.log2(big))
-    # The residual on its support only (row-major): O(nnz) per step, same matchings as dense.
-    rows, cols = np.nonzero(res)
-    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
-    val = res[rows, cols]
     while val.max(initial=0.0) > tol and r >= tol:
         match = perfect_on(n, rows, cols, val >= r)
         if match is None:
             r /= 2
             continue
-        on = entries_of(n, rows, cols, match)
-        w = float(val[on].min())
-        val[on] -= w
-        val[val <= tol] = 0.0
         perms.append(match)
-        weights.append(w)
-    return np.array(perms, dtype=np.int64).reshape(-1, n), np.array(weights)
+        weights.append(peel(n, rows, cols, val, match, tol))
+    return stacked(n, perms, weights)
 
 
 def solstice_decompose(demand: Demand) -> Decomposition:
@@ -83,7 +74,4 @@ def solstice_decompose(demand: Demand) -> Decomposition:
     >>> solstice_decompose(d).weights.tolist()
     [3.0, 1.0]
     """
-    # In units of a power of two near the largest entry: exact, and line sums cannot overflow.
-    scale = unit_scale(demand)
-    perms, w = solstice_slices(quick_stuff(demand.to_dense() / scale))
-    return finish(demand, perms, w * scale)
+    return decompose_stuffed(demand, solstice_slices)

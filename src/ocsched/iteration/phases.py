@@ -19,6 +19,7 @@ from ocsched._checks import check_number
 from ocsched.errors import InvalidInputError
 from ocsched.iteration._json import ITERATION_FORMAT, ITERATION_VERSION, parse_phases
 from ocsched.model import Configuration, Demand, as_demand
+from ocsched.model.schedule import parse_json
 from ocsched.timing import earliest_start
 
 __all__ = ["Iteration", "Phase", "persists", "start_after"]
@@ -213,8 +214,4 @@ class Iteration:
     @classmethod
     def from_json(cls, text: str) -> Iteration:
         """Parse the ``ocsched.sequence`` JSON format."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"iteration is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "iteration"))

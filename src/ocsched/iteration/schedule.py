@@ -15,6 +15,7 @@ from ocsched.errors import InvalidInputError
 from ocsched.iteration._json import ITERATION_SCHEDULE_FORMAT, ITERATION_VERSION
 from ocsched.iteration.phases import persists
 from ocsched.model import Configuration, Schedule
+from ocsched.model.schedule import parse_json
 
 __all__ = ["IterationSchedule"]
 
@@ -289,8 +290,4 @@ class IterationSchedule:
     @classmethod
     def from_json(cls, text: str) -> IterationSchedule:
         """Parse the ``ocsched.iteration-schedule`` JSON format (inverse of :meth:`to_json`)."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"iteration schedule is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "iteration schedule"))

@@ -16,6 +16,22 @@ from ocsched.model.demand import FloatArray
 from ocsched.model.schedule_json import schedule_from_dict, schedule_to_dict
 
 
+def parse_json(text: str, what: str) -> Any:
+    """Parse JSON ``text``; malformed JSON raises :class:`InvalidInputError` naming ``what``.
+
+    >>> parse_json('{"a": 1}', "schedule")
+    {'a': 1}
+    >>> parse_json("[1,", "schedule")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ocsched.errors.InvalidInputError: schedule is not valid JSON: Expecting value: ...
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{what} is not valid JSON: {exc}") from None
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """A schedule: for each switch, its configurations in time order.
@@ -137,11 +153,7 @@ class Schedule:
         >>> Schedule.from_json(s.to_json()).makespan
         1.5
         """
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"schedule is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "schedule"))
 
     def same_as(self, other: Schedule) -> bool:
         """Exact equality of every field and configuration."""

@@ -233,6 +233,13 @@ def _algs(rows: Sequence[Row], wanted: Sequence[str] | None) -> list[str]:
     return have if wanted is None else [a for a in wanted if a in have]
 
 
+def _axes(
+    rows: Sequence[Row], switches: Sequence[int] | None, algorithms: Sequence[str] | None, x: str
+) -> tuple[list[Any], list[str], list[Any]]:
+    """The switch counts and algorithms wanted and present in ``rows``, and every value of column ``x``."""
+    return _present(rows, "switches", switches), _algs(rows, algorithms), _present(rows, x, None)
+
+
 def plot_delta(
     rows: Sequence[Row],
     out_stem: str | os.PathLike[str],
@@ -250,11 +257,7 @@ def plot_delta(
     empty list when the label has fewer than two deltas.
     """
     mine = _pick(rows, label, family)
-    svals, algs, deltas = (
-        _present(mine, "switches", switches),
-        _algs(mine, algorithms),
-        _present(mine, "delta", None),
-    )
+    svals, algs, deltas = _axes(mine, switches, algorithms, "delta")
     if len(deltas) < 2 or not svals or not algs:
         return []
     return _panels(
@@ -275,11 +278,7 @@ def plot_switches(
 ) -> list[Path]:
     """Plot mean makespan vs the number of switches, one panel per delta; [] if fewer than two counts."""
     mine = _pick(rows, label, family)
-    svals, algs, deltas = (
-        _present(mine, "switches", None),
-        _algs(mine, algorithms),
-        _present(mine, "delta", None),
-    )
+    svals, algs, deltas = _axes(mine, None, algorithms, "delta")
     if len(svals) < 2 or not algs:
         return []
     return _panels(
@@ -300,11 +299,7 @@ def plot_bound_ratio(
 ) -> list[Path]:
     """Plot makespan / lower bound vs delta, one panel per switch count; [] if fewer than two deltas."""
     mine = _pick(rows, label, family)
-    svals, algs, deltas = (
-        _present(mine, "switches", None),
-        _algs(mine, algorithms),
-        _present(mine, "delta", None),
-    )
+    svals, algs, deltas = _axes(mine, None, algorithms, "delta")
     if len(deltas) < 2 or not algs:
         return []
     return _panels(
@@ -334,11 +329,7 @@ def plot_flows(
         deltas = {r["delta"] for r in mine}
         delta = deltas.pop() if len(deltas) == 1 else 0.04
     mine = [r for r in mine if math.isclose(r["delta"], delta)]
-    svals, algs, xs = (
-        _present(mine, "switches", switches),
-        _algs(mine, algorithms),
-        _present(mine, "opt_flows", None),
-    )
+    svals, algs, xs = _axes(mine, switches, algorithms, "opt_flows")
     if len(xs) < 2 or not svals or not algs:
         return []
     return _panels(

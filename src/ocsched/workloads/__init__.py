@@ -20,7 +20,12 @@ from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal, normalize
 from ocsched.workloads.coflow import coflow
 from ocsched.workloads.gpt import gpt, gpt32
-from ocsched.workloads.iteration import ITERATION_WORKLOADS, generate_iteration, iteration_workloads
+from ocsched.workloads.iteration import (
+    ITERATION_WORKLOADS,
+    generate_iteration,
+    iteration_workloads,
+    options_of,
+)
 from ocsched.workloads.moe import moe, moe8
 from ocsched.workloads.standard import standard
 
@@ -62,8 +67,7 @@ class Workload:
 
     def options(self) -> dict[str, Any]:
         """The generator's options and their defaults (``rng`` excluded)."""
-        sig = inspect.signature(self.func)
-        return {k: p.default for k, p in sig.parameters.items() if k != "rng"}
+        return options_of(self.func)
 
 
 WORKLOADS: dict[str, Workload] = {

@@ -405,8 +405,17 @@ class IterationWorkload:
 
     def options(self) -> dict[str, Any]:
         """The generator's options and their defaults (``rng`` excluded)."""
-        sig = inspect.signature(self.func)
-        return {k: p.default for k, p in sig.parameters.items() if k != "rng"}
+        return options_of(self.func)
+
+
+def options_of(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword options of a workload generator and their defaults (``rng`` excluded).
+
+    >>> options_of(lambda *, n=4, rng=None: None)
+    {'n': 4}
+    """
+    sig = inspect.signature(func)
+    return {k: p.default for k, p in sig.parameters.items() if k != "rng"}
 
 
 ITERATION_WORKLOADS: dict[str, IterationWorkload] = {
