@@ -529,3 +529,55 @@ def test_schedule_validates_before_writing(d3: Path, tmp_path: Path, monkeypatch
     res = run("schedule", d3, "-s", "2", "-d", "0.1", "--out", out)
     assert_one_error_line(res, "invalid", "unserved")
     assert not out.exists()
+
+
+def test_generate_and_schedule_an_iteration_workload(tmp_path: Path) -> None:
+    out = tmp_path / "moe-it.json"
+    res = run("generate", "moe-iteration", "--gpus", "8", "--layers", "2", "--link-gbps", "400", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "phases" in res.stdout and out.exists()
+    res = run("schedule", out, "-s", "4", "-d", "1e-5", "--out", tmp_path / "sched.json")
+    assert res.exit_code == 0, res.output
+    assert "iteration_time" in res.stdout and "ratio_independent" in res.stdout
+    assert run("validate", out, tmp_path / "sched.json").exit_code == 0
+    assert_one_error_line(run("generate", "gpt-iteration", "--out", tmp_path / "g.npy"), "JSON")
+    assert_one_error_line(
+        run("generate", "moe-iteration", "--normalize", "--out", tmp_path / "n.json"), "--normalize"
+    )
+
+
+def test_workloads_lists_iteration_generators() -> None:
+    res = run("workloads")
+    assert res.exit_code == 0
+    for name in ("gpt-iteration", "moe-iteration", "coflow-sequence"):
+        assert name in res.stdout
+
+
+def test_plot_shades_the_phases_of_an_iteration_schedule(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    it = tmp_path / "it.npy"
+    np.save(it, np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]]] * 2, dtype=float))
+    sched = tmp_path / "it-sched.json"
+    assert run("schedule", it, "-s", "1", "-d", "0.5", "--gaps", "0,0.2", "--out", sched).exit_code == 0
+    res = run("plot", sched, "--out", tmp_path / "g.png")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "g.png").stat().st_size > 0
+
+
+def test_plot_iteration_schedule_marks_phases_and_persistence() -> None:
+    pytest.importorskip("matplotlib")
+    from ocsched.iteration import Iteration, Phase
+    from ocsched.report.figures import pyplot
+    from ocsched.report.gantt import plot_iteration_schedule
+    from ocsched.sequence import schedule_iteration
+
+    ring = [[0, 1], [1, 0]]
+    seq = schedule_iteration(
+        Iteration([Phase(ring, name="a"), Phase(ring, gap_before=0.3, name="b")]), switches=1, delta=0.1
+    )
+    ax = plot_iteration_schedule(seq)
+    # Two phases shaded; the second configuration persists, so only one hatched delay is drawn.
+    assert [t.get_text() for t in ax.texts if t.get_text() in ("a", "b")] == ["a", "b"]
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 1
+    pyplot().close(ax.figure)

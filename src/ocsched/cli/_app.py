@@ -23,7 +23,7 @@ from ocsched._checks import check_bool, check_choice, check_delta, check_switche
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import MAX_SWITCHES
-from ocsched.workloads import WORKLOADS
+from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 __all__ = [
     "MAX_SWITCHES",
@@ -49,7 +49,7 @@ else:  # typer shows and checks a Literal's values as choices
     from ocsched.schedulers import SCHEDULERS
 
     AlgorithmName = typing.Literal[tuple(SCHEDULERS)]
-    WorkloadName = typing.Literal[tuple(sorted(WORKLOADS))]
+    WorkloadName = typing.Literal[tuple(sorted([*WORKLOADS, *ITERATION_WORKLOADS]))]
 
 
 def choice_type(values: Iterable[str]) -> Any:
@@ -204,8 +204,8 @@ def option_types(workload: str) -> dict[str, type]:
     >>> option_types("gpt32")
     {'copies': <class 'int'>}
     """
-    check_choice(workload, "workload", sorted(WORKLOADS))
-    func = WORKLOADS[workload].func
+    check_choice(workload, "workload", sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
+    func = WORKLOADS[workload].func if workload in WORKLOADS else ITERATION_WORKLOADS[workload].func
     hints = typing.get_type_hints(func)
     out: dict[str, type] = {}
     for name, param in inspect.signature(func).parameters.items():

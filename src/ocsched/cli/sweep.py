@@ -214,9 +214,16 @@ def plot_cmd(
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
 ) -> None:
     """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration gaps."""
-    from ocsched.io import read_schedule
+    from ocsched.io import read_iteration_schedule, read_schedule
+    from ocsched.iteration import ITERATION_SCHEDULE_FORMAT
     from ocsched.report.gantt import check_out_file, write_schedule_plot
 
     check_out_file(out, force=force)
-    sched = read_schedule(schedule_file)
+    # An iteration schedule (recognised by its format) is drawn with its phases shaded.
+    head = ""
+    if schedule_file.is_file():
+        with schedule_file.open("rb") as f:
+            head = f.read(512).decode(errors="replace")
+    iteration = f'"{ITERATION_SCHEDULE_FORMAT}"' in head
+    sched = read_iteration_schedule(schedule_file) if iteration else read_schedule(schedule_file)
     typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title)}")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ocsched.cli._app import WorkloadName, app, cli_errors, fail, flag_pairs, option_types, parse_options
-from ocsched.workloads import WORKLOADS
+from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 
 def _show(value: Any) -> str:
@@ -64,9 +64,16 @@ def generate_cmd(
 
     from ocsched import io
 
-    w = WORKLOADS[name]
     options = parse_options(name, flag_pairs(name, list(ctx.args)))
     io.check_writable(out, force=force, name="--out")
+    if name in ITERATION_WORKLOADS:
+        if normalize:
+            raise fail(f"`--normalize` applies to single matrices; {name!r} is an iteration (seconds)")
+        if link_gbps is not None:
+            options["link_gbps"] = link_gbps
+        _generate_iteration(name, options, out=out, seed=seed, force=force)
+        return
+    w = WORKLOADS[name]
     matrix = io.generate(name, seed=seed, link_gbps=link_gbps, normalized=normalize, **options)
     if not np.isfinite(matrix).all():
         i, j = divmod(int(np.argmax(~np.isfinite(matrix).ravel())), matrix.shape[1])
@@ -104,6 +111,30 @@ def generate_cmd(
         typer.echo(f"{k:<{width}}  {v}")
 
 
+def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: int, force: bool) -> None:
+    """Write an iteration workload as an ``ocsched.sequence`` JSON file and summarise it."""
+    from ocsched import io
+    from ocsched.workloads import generate_iteration
+
+    if out.suffix.lower() != ".json":
+        raise fail(f"iteration workload {name!r} is written as JSON (ocsched.sequence); got --out {out}")
+    if "path" in options:  # a generator's `trace` option is given as a file, read here
+        options["trace"] = io.read_trace(options.pop("path"))
+    it = generate_iteration(name, seed=seed, **options)
+    io.write_iteration(it, out, force=force)
+    rows = [
+        ("workload", name + "".join(f" --{k.replace('_', '-')} {_show(v)}" for k, v in options.items())),
+        ("seed", str(seed)),
+        ("phases", str(len(it.phases))),
+        ("ports", str(it.n)),
+        ("compute gaps", f"{sum(p.gap_before for p in it.phases):.6g} (seconds)"),
+        ("written to", str(out)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        typer.echo(f"{k:<{width}}  {v}")
+
+
 @app.command("workloads")
 @cli_errors
 def workloads_cmd() -> None:
@@ -116,6 +147,19 @@ def workloads_cmd() -> None:
         kinds = option_types(name)
         docs = _param_docs(w.func)
         for opt, default in w.options().items():
+            if opt == "trace":
+                opt, default = "path", None
+                docs["path"] = "A trace file in the same format to read instead of the packaged one."
+            shown = "unset" if default is None else _show(default)
+            flag = f"--{opt.replace('_', '-')} {kinds[opt].__name__.upper()}"
+            typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
+    from ocsched.workloads import iteration_workloads
+
+    for name, desc in iteration_workloads().items():
+        typer.echo(f"{name} [iteration: ocsched.sequence JSON]  {desc}")
+        kinds = option_types(name)
+        docs = _param_docs(ITERATION_WORKLOADS[name].func)
+        for opt, default in ITERATION_WORKLOADS[name].options().items():
             if opt == "trace":
                 opt, default = "path", None
                 docs["path"] = "A trace file in the same format to read instead of the packaged one."

@@ -9,6 +9,7 @@ from typing import Any
 
 from ocsched.errors import InvalidInputError
 from ocsched.io import check_writable
+from ocsched.iteration import IterationSchedule, persists
 from ocsched.model import Schedule
 from ocsched.report.figures import pyplot, save_figure
 from ocsched.timing import dark_interval
@@ -92,8 +93,10 @@ def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = Non
     cmap = plt.get_cmap("tab20")
     span = max(schedule.makespan, schedule.lower_bound or 0.0, 1e-12)
     for b, sw in enumerate(schedule.switches):
-        for c, gid in zip(sw, groups[b], strict=True):
-            if schedule.delta > 0:
+        for k, (c, gid) in enumerate(zip(sw, groups[b], strict=True)):
+            # A configuration identical to the one its switch holds persists (iterations): no delay.
+            kept = k > 0 and getattr(schedule, "phase_of", None) is not None and persists(sw[k - 1], c)
+            if schedule.delta > 0 and not kept:
                 dark_start, dark_end = dark_interval(c.start, schedule.delta)
                 ax.barh(
                     b,
@@ -148,14 +151,44 @@ def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = Non
     return ax
 
 
+def plot_iteration_schedule(schedule: IterationSchedule, ax: Any = None, *, title: str | None = None) -> Any:
+    """Draw an iteration schedule: :func:`plot_schedule` with each phase shaded and named.
+
+    Phase k's window ``[R_k, C_k]`` is shaded (alternating tones) and labelled with its name at
+    the top; its compute gap ``[C_{k-1}, R_k]`` is left white. A configuration that persists from
+    the previous one on its switch is drawn without a dark interval (it pays no delay).
+
+    Examples
+    --------
+    >>> from ocsched.iteration import Iteration, Phase
+    >>> from ocsched.sequence import schedule_iteration
+    >>> ring = [[0, 1], [1, 0]]
+    >>> it = Iteration([Phase(ring, name="a"), Phase(ring, gap_before=0.3, name="b")])
+    >>> ax = plot_iteration_schedule(schedule_iteration(it, switches=1, delta=0.1))
+    >>> [t.get_text() for t in ax.texts if t.get_text() in ("a", "b")]
+    ['a', 'b']
+    >>> pyplot().close(ax.figure)
+    """
+    if ax is None:  # one row more than plot_schedule's figure: the band of phase names
+        _, ax = pyplot().subplots(figsize=(10, 1.2 + 0.45 * max(len(schedule.switches), 1)))
+    ax = plot_schedule(schedule, ax, title=title)  # type: ignore[arg-type]  # the same timelines
+    bottom, top = ax.get_ylim()  # switch 0 on top: the axis runs downwards
+    ax.set_ylim(bottom, top - 0.6)
+    for k, (name, _gap_start, release, end) in enumerate(schedule.phase_spans()):
+        ax.axvspan(release, end, color="0.85" if k % 2 else "0.93", zorder=0, linewidth=0)
+        ax.text((release + end) / 2, top - 0.3, name, ha="center", va="center", fontsize=6)
+    return ax
+
+
 def write_schedule_plot(
-    schedule: Schedule,
+    schedule: Schedule | IterationSchedule,
     out: str | os.PathLike[str],
     *,
     force: bool = False,
     title: str | None = None,
 ) -> Path:
-    """Draw ``schedule`` (see :func:`plot_schedule`) and save it to ``out`` (.png, .pdf or .svg).
+    """Draw ``schedule`` (:func:`plot_schedule`, or :func:`plot_iteration_schedule` for an
+    iteration's) and save it to ``out`` (.png, .pdf or .svg).
 
     Raises
     ------
@@ -164,9 +197,12 @@ def write_schedule_plot(
         unsupported suffix, or the schedule cannot be drawn.
     """
     p = check_out_file(out, force=force)
-    _check_drawable(schedule)
+    _check_drawable(schedule)  # type: ignore[arg-type]  # an iteration's timelines are the same
     plt = pyplot()
-    ax = plot_schedule(schedule, title=title)
+    if isinstance(schedule, IterationSchedule):
+        ax = plot_iteration_schedule(schedule, title=title)
+    else:
+        ax = plot_schedule(schedule, title=title)
     try:
         ax.figure.tight_layout()
         return save_figure(ax.figure, p, force=force)
