@@ -822,3 +822,179 @@ def test_missing_filelock_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tm
     with pytest.raises(OcschedError, match=r"pip install 'ocsched\[sweep\]'"):
         sweep.run_sweep(SMALL, tmp_path / "r", workers=1)
     assert not (tmp_path / "r").exists()
+
+
+# --------------------------------------------------------------------------- fabrics
+
+#: Sorted-key digests of CONFIG and the quick preset, computed by ocsched before sweeps took
+#: fabrics: a switches x delta grid must keep its keys (old results folders resume).
+UNIFORM_KEY_DIGESTS = {"CONFIG": "fc7c7f8945fdfc8a", "quick": "38000025a89ec6b7"}
+
+MIXED = {"name": "mixed", "switches": [{"delta": 0.01, "count": 2}, {"delta": 0.1, "count": 2}]}
+PARTIAL = {"name": "partial", "model": "partial", "switches": [{"delta": 0.08, "count": 3}]}
+FABRICS: dict[str, Any] = {
+    "algorithms": ["spectra", "spectra-pack"],
+    "workloads": [
+        {
+            "name": "standard",
+            "label": "S",
+            "seeds": 2,
+            "options": {"n": 10, "flows": 3},
+            "fabrics": [MIXED, PARTIAL],
+        },
+        {
+            "name": "standard",
+            "label": "S",
+            "seeds": 2,
+            "options": {"n": 10, "flows": 3},
+            "algorithms": ["spectra-bff"],
+            "fabrics": [PARTIAL],
+        },
+    ],
+}
+N_FABRIC_RUNS = 2 * 2 * 2 + 2  # seeds x algs x fabrics + seeds x spectra-bff
+
+
+def _digest(keys: list[str]) -> str:
+    import hashlib
+
+    return hashlib.sha256("".join(sorted(keys)).encode()).hexdigest()[:16]
+
+
+def test_uniform_grids_keep_their_keys_and_have_no_fabric(serial: list[dict[str, Any]]) -> None:
+    assert _digest([r.key for r in sweep.expand(CONFIG)]) == UNIFORM_KEY_DIGESTS["CONFIG"]
+    quick = sweep.expand(sweep.load_config("quick"))
+    assert _digest([r.key for r in quick]) == UNIFORM_KEY_DIGESTS["quick"]
+    assert {r["fabric"] for r in serial} == {None}
+
+
+def test_fabric_rows_are_valid_and_match_direct_calls(tmp_path: Path) -> None:
+    summary = sweep.run_sweep(FABRICS, tmp_path / "r", workers=1)
+    assert (summary.runs, summary.failed) == (N_FABRIC_RUNS, 0)
+    rows = _rows(tmp_path / "r")
+    assert len(rows) == len({r["key"] for r in rows}) == N_FABRIC_RUNS
+    assert all(r["ok"] and r["error"] is None for r in rows)
+    assert {(r["fabric"], r["switches"], r["delta"]) for r in rows} == {
+        ("mixed", 4, 0.1),
+        ("partial", 3, 0.08),
+    }
+    assert {r["algorithm"] for r in rows if r["fabric"] == "partial"} == {
+        "spectra",
+        "spectra-pack",
+        "spectra-bff",
+    }
+    fabrics = {
+        name: ocsched.Fabric.from_dict({k: v for k, v in f.items() if k != "name"})
+        for name, f in (("mixed", MIXED), ("partial", PARTIAL))
+    }
+    for r in rows:
+        assert r["makespan"] >= r["lower_bound"] * (1 - 1e-9)
+        _, alg_seed = sweep.derive_seeds(r["seed"])
+        m = generate("standard", seed=r["workload_seed"], normalized=True, n=10, flows=3)
+        np.fill_diagonal(m, 0.0)
+        fab = fabrics[r["fabric"]]
+        sched = ocsched.schedule(m, fabric=fab, algorithm=r["algorithm"], rng=alg_seed)
+        assert ocsched.validate(sched, m, fabric=fab).ok
+        assert r["makespan"] == sched.makespan
+        assert r["lower_bound"] == ocsched.lower_bound(m, fabric=fab)
+    # Resuming: a second run finds every key done.
+    assert sweep.run_sweep(FABRICS, tmp_path / "r", workers=1).done == 0
+
+
+def test_fabric_is_part_of_the_key() -> None:
+    runs = sweep.expand(FABRICS)
+    assert len({r.key for r in runs}) == N_FABRIC_RUNS
+    other = {**MIXED, "name": "other", "switches": [{"delta": 0.01, "count": 3}, {"delta": 0.1}]}
+    cfg = {**FABRICS, "workloads": [{**FABRICS["workloads"][0], "fabrics": [MIXED, other]}]}
+    mixed, changed = ({r.fabric_spec for r in sweep.expand(cfg) if r.fabric == n} for n in ("mixed", "other"))
+    assert len(mixed) == len(changed) == 1 and mixed != changed
+    # Same switch count and largest delay, different fabric: different keys.
+    same_shape = [r for r in sweep.expand(cfg) if r.seed == 0 and r.algorithm == "spectra"]
+    assert {(r.switches, r.delta) for r in same_shape} == {(4, 0.1)} and len({r.key for r in same_shape}) == 2
+
+
+def test_fabric_toml_path_is_read_relative_to_the_config(tmp_path: Path) -> None:
+    (tmp_path / "fab").mkdir()
+    (tmp_path / "fab" / "mems.toml").write_text(
+        "[[switches]]\ndelta = 0.05\ncount = 2\n[[switches]]\ndelta = 0.2\n"
+    )
+    cfg = tmp_path / "c.toml"
+    wl = {"name": "standard", "seeds": 1, "options": {"n": 8, "flows": 2}, "fabrics": ["fab/mems.toml"]}
+    cfg.write_text(_toml({"algorithms": ["spectra"], "workloads": [wl]}))
+    (run,) = sweep.expand(sweep.load_config(cfg), base=cfg.parent)
+    assert (run.fabric, run.switches, run.delta) == ("mems.toml", 3, 0.2)
+    (row,) = sweep.run_batch([run])
+    assert row["ok"] and row["fabric"] == "mems.toml"
+    wl["fabrics"] = ["fab/none.toml"]
+    cfg.write_text(_toml({"algorithms": ["spectra"], "workloads": [wl]}))
+    with pytest.raises(InvalidInputError, match=r"workloads\[0\]\.fabrics\[0\]. file not found"):
+        sweep.load_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("patch", "match"),
+    [
+        ({"switches": [2]}, r"^`workloads\[0\]`: give either `fabrics` or `switches`/`delta`, not both$"),
+        (
+            {"algorithms": ["baseline"]},
+            r"^`workloads\[0\]`: algorithm 'baseline' cannot run on fabric 'partial': "
+            r"it does not support partial \(it supports: heterogeneous\)$",
+        ),
+        (
+            {"algorithms": ["spectra-bff"], "fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]},
+            r"^`workloads\[0\]`: algorithm 'spectra-bff' cannot run on fabric '2 switches, delta 0.1': "
+            r"it needs partial",
+        ),
+        ({"fabrics": [MIXED, {**PARTIAL, "name": "mixed"}]}, r"two different fabrics are named 'mixed'"),
+        (
+            {"fabrics": [{"switches": [{"delta": -1}]}]},
+            r"^`workloads\[0\]\.fabrics\[0\]`: `switch delta` must be a finite number >= 0; got -1$",
+        ),
+        ({"fabrics": [{"switches": [{"delta": 1}], "colour": 1}]}, r"fabrics\[0\]. has unknown key 'colour'"),
+        ({"fabrics": [3]}, r"fabrics\[0\]. must be a fabric table or a FABRIC.toml path; got 3"),
+        ({"fabrics": []}, r"fabrics. must not be empty"),
+    ],
+)
+def test_bad_fabric_config_raises(patch: dict[str, Any], match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        sweep.expand({**FABRICS, "workloads": [{**FABRICS["workloads"][0], **patch}]})
+
+
+def test_top_level_fabrics_and_overrides() -> None:
+    wl = {"name": "standard", "seeds": 1, "options": {"n": 8, "flows": 2}}
+    cfg = {"fabrics": [MIXED], "workloads": [wl, {**wl, "label": "grid", "switches": 2, "delta": 0.1}]}
+    runs = sweep.expand(cfg)
+    assert [(r.fabric, r.switches) for r in runs] == [("mixed", 4), (None, 2)]
+    with pytest.raises(InvalidInputError, match=r"^`workloads\[0\]`: give either"):
+        sweep.expand({**cfg, "switches": 2})
+
+
+def test_cli_sweep_on_fabrics_end_to_end(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(_toml(FABRICS))
+    out = tmp_path / "r"
+    res = _cli("sweep", cfg, "--out", out, "-j", "1")
+    assert res.exit_code == 0, res.output
+    assert f"{N_FABRIC_RUNS} runs: 0 already done, {N_FABRIC_RUNS} run now (0 failed)" in res.stdout
+    res = _cli("report", out)
+    assert res.exit_code == 0, res.output
+    assert "spectra-bff" in res.stdout
+    bad = {**FABRICS, "workloads": [{**FABRICS["workloads"][0], "algorithms": ["baseline"]}]}
+    cfg.write_text(_toml(bad))
+    err = _one_line_error(_cli("sweep", cfg, "--out", tmp_path / "r2"))
+    assert "algorithm 'baseline' cannot run on fabric 'partial'" in err
+
+
+def test_folder_from_before_fabrics_gets_the_fabric_column(tmp_path: Path) -> None:
+    _, pq = sweep.pyarrow_modules()
+    out = tmp_path / "r"
+    sweep.run_sweep(SMALL, out, workers=1)
+    for f in [out / "_manifest.parquet", *(out / "parts").glob("*.parquet")]:  # as written before
+        t = pq.read_table(f)
+        pq.write_table(t.drop_columns(["fabric"]).replace_schema_metadata(t.schema.metadata), f)
+    summary = sweep.run_sweep({**FABRICS, "workloads": FABRICS["workloads"][:1]}, out, workers=1)
+    assert (summary.skipped, summary.done, summary.failed) == (0, 8, 0)
+    assert all("fabric" in pq.read_schema(f).names for f in (out / "parts").glob("*.parquet"))
+    rows = _rows(out)
+    assert len(rows) == 24 + 8
+    assert sorted({str(r["fabric"]) for r in rows}) == ["None", "mixed", "partial"]

@@ -560,8 +560,8 @@ def test_cli_generate_errors(tmp_path: Path) -> None:
     res = runner.invoke(app, ["generate", "nope", "--out", str(out)])
     assert res.exit_code == 2
     assert (
-        "error: `NAME`: 'nope' is not one of 'coflow', 'gpt', 'gpt32', 'moe', 'moe8', 'standard'"
-        in res.stderr
+        "error: `NAME`: 'nope' is not one of 'coflow', 'coflow-sequence', 'gpt', 'gpt-iteration', "
+        "'gpt32', 'moe', 'moe-iteration', 'moe8', 'standard'" in res.stderr
     )
     res = runner.invoke(app, ["generate", "gpt32", "--bogus", "3", "--out", str(out)])
     assert res.exit_code == 2

@@ -21,8 +21,19 @@ reconfiguration delays ``delta`` and algorithms::
     path = "traces/*.npy"        # your own matrices (any format ocsched.io reads), a glob
     label = "Mine"               # relative paths are relative to the config file
 
+Instead of the ``switches`` x ``delta`` grid (never both, at one level), ``fabrics`` lists the
+fabrics to run on: tables in the FABRIC.toml layout (see :meth:`ocsched.fabric.Fabric.from_dict`)
+with an optional ``name``, or paths of FABRIC.toml files (relative to the config file)::
+
+    fabrics = [
+      { name = "mixed", switches = [{ delta = 0.01, count = 2 }, { delta = 0.1, count = 2 }] },
+      { name = "partial", model = "partial", switches = [{ delta = 0.04, count = 4 }] },
+      "fabrics/mems.toml",         # named by its file name
+    ]
+
 Every (workload, options, seed) or matched file is one *instance*; every instance runs every
-algorithm, switch count and delta. Seeds: the config's seed ``r`` of an instance is expanded with
+algorithm, switch count and delta (or fabric). An algorithm that cannot run on a listed fabric
+is refused before anything runs. Seeds: the config's seed ``r`` of an instance is expanded with
 :class:`numpy.random.SeedSequence` (see :func:`~ocsched.sweep.results.derive_seeds`).
 """
 
@@ -39,8 +50,9 @@ from typing import Any
 
 from ocsched._checks import check_bool, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
-from ocsched.io import DEMAND_SUFFIXES
-from ocsched.schedulers import SCHEDULERS
+from ocsched.fabric import Fabric
+from ocsched.io import DEMAND_SUFFIXES, read_fabric
+from ocsched.schedulers import SCHEDULERS, fabric_features
 from ocsched.sweep.results import RunSpec
 from ocsched.workloads import WORKLOADS
 
@@ -52,7 +64,17 @@ PRESETS = ("paper", "quick")
 FILE_WORKLOAD = "file"
 
 _PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
-_TOP_KEYS = {"switches", "delta", "algorithms", "normalized", "link_gbps", "workloads", "name", "description"}
+_TOP_KEYS = {
+    "switches",
+    "delta",
+    "fabrics",
+    "algorithms",
+    "normalized",
+    "link_gbps",
+    "workloads",
+    "name",
+    "description",
+}
 _SHARED = _TOP_KEYS - {"workloads", "name", "description"}
 _WL_KEYS = {"name", "label", "family", "seeds", "options", "grid"} | _SHARED
 _FILE_KEYS = {"path", "label", "family"} | (_SHARED - {"link_gbps"})
@@ -137,6 +159,59 @@ def _files(pattern: Any, where: str, base: Path) -> list[tuple[str, str]]:
     return found
 
 
+def _default_name(fab: Fabric) -> str:
+    """A readable name for an unnamed fabric: ``"4 switches, delta 0.01/0.1, partial"``."""
+    deltas = "/".join(f"{d:g}" for d in sorted(set(fab.deltas)))
+    extra = [f"rate {'/'.join(f'{r:g}' for r in sorted(set(fab.rates)))}"] if set(fab.rates) != {1.0} else []
+    extra += ["failures"] if fab.down or fab.failed_links else []
+    extra += ["partial"] if fab.model == "partial" else []
+    return ", ".join([f"{fab.size} switches", f"delta {deltas}", *extra])
+
+
+def _fabrics(raw: Any, where: str, base: Path) -> list[tuple[str, Fabric]]:
+    """``(name, fabric)`` for each entry of a ``fabrics`` list: an inline table or a FABRIC.toml path."""
+    out: list[tuple[str, Fabric]] = []
+    for k, item in enumerate(_as_list(raw, f"{where}.fabrics")):
+        at = f"{where}.fabrics[{k}]"
+        if isinstance(item, str) and item:
+            fab = read_fabric(base / item, name=at)
+            name = Path(item).name
+        elif isinstance(item, Mapping):
+            table = dict(item)
+            name = table.pop("name", None)
+            if name is not None and (not isinstance(name, str) or not name):
+                raise InvalidInputError(f"`{at}.name` must be a non-empty string; got {name!r}")
+            try:
+                fab = Fabric.from_dict(table, name=at)
+            except InvalidInputError as exc:
+                msg = str(exc)
+                raise InvalidInputError(msg if msg.startswith(f"`{at}") else f"`{at}`: {msg}") from None
+            name = _default_name(fab) if name is None else name
+        else:
+            raise InvalidInputError(f"`{at}` must be a fabric table or a FABRIC.toml path; got {item!r}")
+        out.append((name, fab))
+    return out
+
+
+def _check_runs_on(algorithm: str, fab: Fabric, name: str, where: str) -> None:
+    """Raise one line unless ``algorithm`` can schedule on ``fab`` (registry ``supports``, ``requires``)."""
+    sch = SCHEDULERS[algorithm]
+    features = fabric_features(fab)
+    missing = sorted(features - sch.supports)
+    if missing:
+        can = ", ".join(sorted(sch.supports)) or "identical all-stop switches only"
+        raise InvalidInputError(
+            f"`{where}`: algorithm {algorithm!r} cannot run on fabric {name!r}: it does not support "
+            f"{', '.join(missing)} (it supports: {can})"
+        )
+    lacking = sorted(sch.requires - features)
+    if lacking:
+        raise InvalidInputError(
+            f"`{where}`: algorithm {algorithm!r} cannot run on fabric {name!r}: it needs "
+            f'{", ".join(lacking)} (e.g. model = "partial")'
+        )
+
+
 def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSpec]:
     """Expand a sweep config (see the module docstring) into its runs, in grid order.
 
@@ -166,6 +241,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
     if not isinstance(entries, list) or not entries:
         raise InvalidInputError("config needs a non-empty [[workloads]] list")
     runs: list[RunSpec] = []
+    named: dict[str, str] = {}  # fabric name -> its JSON: one name, one fabric across the config
     for k, entry in enumerate(entries):
         where = f"workloads[{k}]"
         if not isinstance(entry, Mapping):
@@ -186,18 +262,34 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                 raise InvalidInputError(
                     f"`{where}`: unknown algorithm {a!r}; choose one of {', '.join(SCHEDULERS)}"
                 )
-            needs = ", ".join(sorted(SCHEDULERS[a].requires))
-            if needs:
-                raise InvalidInputError(
-                    f"`{where}`: algorithm {a!r} needs a fabric with {needs}; "
-                    "sweeps schedule on uniform all-stop fabrics"
-                )
-        switches = [
-            check_switches(x, name=f"{where}.switches") for x in _as_list(get("switches", None), "switches")
-        ]
-        deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
+        grid_here = {"switches", "delta"} & set(entry)
+        level = entry if "fabrics" in entry or grid_here else config
+        if "fabrics" in level and {"switches", "delta"} & set(level):
+            raise InvalidInputError(f"`{where}`: give either `fabrics` or `switches`/`delta`, not both")
+        settings: list[tuple[str, int, float, str | None, str | None]] = []
+        if "fabrics" in level:
+            for fname, fab in _fabrics(level["fabrics"], where, base):
+                spec = json.dumps(fab.to_dict(), sort_keys=True)
+                if named.setdefault(fname, spec) != spec:
+                    raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
+                for a in algs:
+                    _check_runs_on(a, fab, fname, where)
+                settings += [(a, fab.size, max(fab.deltas), fname, spec) for a in algs]
+        else:
+            for a in algs:
+                needs = ", ".join(sorted(SCHEDULERS[a].requires))
+                if needs:
+                    raise InvalidInputError(
+                        f"`{where}`: algorithm {a!r} needs a fabric with {needs}; give `fabrics` "
+                        "(a `switches` x `delta` grid is identical all-stop switches)"
+                    )
+            switches = [
+                check_switches(x, name=f"{where}.switches")
+                for x in _as_list(get("switches", None), "switches")
+            ]
+            deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
+            settings = [(a, s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
         normalized = check_bool(get("normalized", True), f"{where}.normalized")
-        settings = list(itertools.product(algs, switches, deltas))
         if "path" in entry:
             label = str(entry.get("label", "files"))
             family = str(entry.get("family", label))
@@ -205,8 +297,10 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                 opts_json = json.dumps({"path": shown}, sort_keys=True)
                 lab = f"{label} {Path(shown).name}"
                 runs += [
-                    RunSpec(family, lab, FILE_WORKLOAD, opts_json, normalized, None, 0, a, s, d, absolute)
-                    for a, s, d in settings
+                    RunSpec(
+                        family, lab, FILE_WORKLOAD, opts_json, normalized, None, 0, a, s, d, absolute, f, fs
+                    )
+                    for a, s, d, f, fs in settings
                 ]
             continue
         name = entry.get("name")
@@ -237,8 +331,10 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
             opts = {**options, **dict(combo)}
             lab = " ".join([label, *(f"{g}={v}" for g, v in combo)])
             opts_json = json.dumps(opts, sort_keys=True)
-            for seed, (a, s, d) in itertools.product(seeds, settings):
-                runs.append(RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d))
+            for seed, (a, s, d, f, fs) in itertools.product(seeds, settings):
+                runs.append(
+                    RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d, None, f, fs)
+                )
     keys = [r.key for r in runs]
     if len(set(keys)) != len(keys):
         raise InvalidInputError("config lists the same run twice (repeated workload entry or value)")

@@ -3,8 +3,8 @@
 A row has the fixed columns of :data:`RESULT_COLUMNS` followed by one typed column per generator
 option set anywhere in the sweep's config, named ``opt_<option>`` (``opt_flows`` is the standard
 workload's "flows per port"; ``nonzeros`` counts the demand's nonzero entries). Rows that share
-:func:`match_key` scheduled the same demand matrix under the same switch count and delay, so the
-report compares algorithms on them.
+:func:`match_key` scheduled the same demand matrix under the same switch count and delay (or the
+same named fabric), so the report compares algorithms on them.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ RESULT_COLUMNS: dict[str, str] = {
     "algorithm": "string",
     "switches": "int64",
     "delta": "float64",
+    "fabric": "string",  # the fabric's name (config ``fabrics``), null on a switches x delta grid
     "ports": "int64",
     "nonzeros": "int64",  # nonzero off-diagonal entries of the demand
     "makespan": "float64",
@@ -106,11 +107,15 @@ class RunSpec:
     algorithm : str
         Scheduler name.
     switches : int
-        Number of OCSes s.
+        Number of OCSes s (a fabric's size).
     delta : float
-        Reconfiguration delay.
+        Reconfiguration delay (a fabric's largest).
     source : str or None
         Absolute path of a file workload's matrix (where to read it; not part of the key).
+    fabric : str or None
+        Name of the fabric (config ``fabrics``); None: ``switches`` identical all-stop switches.
+    fabric_spec : str or None
+        Canonical JSON of the fabric (:meth:`ocsched.fabric.Fabric.to_dict`), part of the key.
     """
 
     family: str
@@ -124,12 +129,16 @@ class RunSpec:
     switches: int
     delta: float
     source: str | None = field(default=None, compare=False)
+    fabric: str | None = None
+    fabric_spec: str | None = None
 
     @property
     def key(self) -> str:
         """Stable identifier: a hash of every field but ``source`` (independent of grid order and version)."""
         fields = asdict(self)
         del fields["source"]
+        if self.fabric_spec is None:  # the keys of switches x delta grids predate fabrics
+            del fields["fabric"], fields["fabric_spec"]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
 
     @property
@@ -220,9 +229,11 @@ def match_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     True
     >>> match_key(a) == match_key({**a, "opt_n": 9})
     False
+    >>> match_key(a) == match_key({**a, "fabric": "mixed"})
+    False
     """
     opts = tuple(sorted((k, v) for k, v in row.items() if k.startswith(OPTION_PREFIX)))
-    return (*(row[c] for c in MATCH_COLUMNS), opts)
+    return (*(row[c] for c in MATCH_COLUMNS), row.get("fabric"), opts)
 
 
 def dedupe(table: Any) -> Any:

@@ -8,6 +8,7 @@ first finished batches is a fair sample of the whole sweep and the ETA means som
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ocsched.errors import InvalidInputError
+from ocsched.fabric import Fabric
 from ocsched.io import generate, read_demand
 from ocsched.model import Demand
 from ocsched.schedulers import schedule
@@ -90,15 +92,22 @@ def run_batch(specs: Sequence[RunSpec], types: Mapping[str, str] | None = None) 
         base = {"ports": dem.n, "nonzeros": dem.nnz}
         try:
             t0 = time.perf_counter()
-            sched = schedule(
-                dem,
-                switches=spec.switches,
-                delta=spec.delta,
-                algorithm=spec.algorithm,
-                rng=derive_seeds(spec.seed)[1],
-            )
-            wall = time.perf_counter() - t0
-            report = validate(sched, dem)
+            if spec.fabric_spec is None:
+                sched = schedule(
+                    dem,
+                    switches=spec.switches,
+                    delta=spec.delta,
+                    algorithm=spec.algorithm,
+                    rng=derive_seeds(spec.seed)[1],
+                )
+                wall = time.perf_counter() - t0
+                report = validate(sched, dem)
+            else:
+                fab = Fabric.from_dict(json.loads(spec.fabric_spec))
+                # The row's lower_bound is the schedule's: lower_bound(dem, fabric=fab).
+                sched = schedule(dem, fabric=fab, algorithm=spec.algorithm, rng=derive_seeds(spec.seed)[1])
+                wall = time.perf_counter() - t0
+                report = validate(sched, dem, fabric=fab)
         except Exception as exc:
             rows.append(result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}"))
             continue
@@ -376,8 +385,9 @@ def run_sweep(
             bad = [r for r in rows if not r["ok"]]
             failed += len(bad)
             failures.extend(
-                f"{r['label']} seed={r['seed']} {r['algorithm']} s={r['switches']} "
-                f"delta={r['delta']:g}: {r['error']}"
+                f"{r['label']} seed={r['seed']} {r['algorithm']} "
+                + (f"fabric={r['fabric']}" if r["fabric"] else f"s={r['switches']} delta={r['delta']:g}")
+                + f": {r['error']}"
                 for r in bad
             )
             report()

@@ -30,6 +30,7 @@ from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import write_atomic
 from ocsched.sweep.results import (
+    RESULT_COLUMNS,
     dedupe,
     from_legacy,
     merge_types,
@@ -178,8 +179,11 @@ class Store:
                 f.unlink()
             (out / MANIFEST).unlink()
         manifest: dict[str, Any] = {"format": FORMAT, "version": VERSION, "options": {}, "configs": []}
+        grown = False  # a fixed column added since the folder was written (e.g. `fabric`)
         if (out / MANIFEST).is_file():
             manifest = read_manifest(out)
+            _, pq = pyarrow_modules()
+            grown = not set(RESULT_COLUMNS) <= set(pq.read_schema(out / MANIFEST).names)
         old_types: dict[str, str] = dict(manifest["options"])
         merged = dict(old_types)
         for k, t in types.items():
@@ -188,7 +192,7 @@ class Store:
         (out / PARTS).mkdir(parents=True, exist_ok=True)
         for stale in [*out.glob(".*.tmp"), *(out / PARTS).glob(".*.tmp")]:  # left by a killed run
             stale.unlink()
-        self.finished = self._scan(migrate=self.types != old_types)
+        self.finished = self._scan(migrate=grown or self.types != old_types)
         plain = json.loads(json.dumps(config, default=str))  # TOML dates become strings
         if plain not in manifest["configs"]:
             manifest["configs"].append(plain)
