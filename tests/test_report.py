@@ -388,3 +388,22 @@ def test_cli_plot_bad_inputs_are_one_line(tmp_path: Path) -> None:
         assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
         assert ("a chart draws at most" if name == "many" else "non-finite time") in res.stderr
         assert not (tmp_path / f"{name}.png").exists()
+
+
+def test_summary_splits_by_fabric() -> None:
+    # Two fabrics of one label: `--by fabric` gives a line each, ratios matched within a fabric.
+    rows = [
+        {**_row("spectra", 1.2), "fabric": "mixed"},
+        {**_row("baseline", 2.4), "fabric": "mixed"},
+        {**_row("spectra", 1.0), "fabric": "mems"},
+        {**_row("baseline", 1.5), "fabric": "mems"},
+    ]
+    table = report.summarize(rows, by=["fabric"])
+    lines = {r[2]: r for r in table.rows}
+    assert set(lines) == {"mems", "mixed"}
+    assert lines["mixed"][-1] == "2.000 (2.000)" and lines["mems"][-1] == "1.500 (1.500)"
+    # Rows from before fabrics (no column) group as "-".
+    old = report.summarize([_row("spectra", 1.2), _row("baseline", 2.4)], by=["fabric"])
+    assert old.rows[0][2] == "-"
+    with pytest.raises(InvalidInputError, match="fabric"):
+        report.summarize(rows, by=["colour"])

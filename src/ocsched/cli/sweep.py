@@ -28,6 +28,7 @@ class ByColumn(enum.StrEnum):
     switches = "switches"
     delta = "delta"
     seed = "seed"
+    fabric = "fabric"
 
 
 def _quiet_dask() -> None:

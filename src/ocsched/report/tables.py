@@ -42,7 +42,8 @@ ORDER = (
 
 def group(rows: Iterable[Row], key: Callable[[Row], Any] | Sequence[str]) -> dict[Any, list[Row]]:
     """Group rows by ``key`` (a function, or column names giving a tuple)."""
-    fn = key if callable(key) else (lambda r, cols=tuple(key): tuple(r[c] for c in cols))
+    # A column a row lacks (`fabric` in results from before fabrics) groups as None.
+    fn = key if callable(key) else (lambda r, cols=tuple(key): tuple(r.get(c) for c in cols))
     out: dict[Any, list[Row]] = {}
     for r in rows:
         out.setdefault(fn(r), []).append(r)
@@ -121,6 +122,17 @@ def _stats(values: Sequence[float]) -> tuple[float | None, float | None]:
     return sum(values) / len(values), max(values)
 
 
+#: Columns the summary can split its lines by (``ocsched report --by``).
+BY_COLUMNS = ("switches", "delta", "seed", "fabric")
+
+
+def _cell(value: Any) -> str:
+    """A ``by`` value as shown: numbers in short form, a missing fabric as "-"."""
+    if value is None:
+        return "-"
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
 def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[str] = ()) -> SummaryTable:
     """Build the summary table: per family and label, mean (max) of every ratio.
 
@@ -131,7 +143,7 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
     Raises
     ------
     InvalidInputError
-        If ``rows`` is empty or ``by`` names a column other than switches, delta or seed.
+        If ``rows`` is empty or ``by`` names a column other than switches, delta, seed or fabric.
 
     Examples
     --------
@@ -150,9 +162,9 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
     if not rows:
         raise InvalidInputError("`results` holds no rows")
     check_columns(rows)
-    bad = [b for b in by if b not in ("switches", "delta", "seed")]
+    bad = [b for b in by if b not in BY_COLUMNS]
     if bad:
-        raise InvalidInputError(f"`by` must name switches, delta or seed; got {bad[0]!r}")
+        raise InvalidInputError(f"`by` must name {', '.join(BY_COLUMNS)}; got {bad[0]!r}")
     algs = algorithms_in(rows)
     others = [a for a in algs if a != reference]
     has_ref = reference in algs
@@ -170,7 +182,7 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
         counts = [len(grp), sum(1 for r in grp if not r["ok"])]
         stats = [_stats(ratios(grp, num, den)) for _, num, den in series]
         table.append(
-            [family, label, *(f"{v:g}" for v in key), *map(str, counts)]
+            [family, label, *map(_cell, key), *map(str, counts)]
             + ["-" if m is None else f"{m:.3f} ({x:.3f})" for m, x in stats]
         )
         data.append(
@@ -178,7 +190,10 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
         )
 
     for (family,), fam_rows in sorted(group(rows, ["family"]).items(), key=lambda kv: natural(kv[0][0])):
-        for key, sub in sorted(group(fam_rows, by).items()):
+        # Rows without a fabric (a switches x delta grid) have fabric None: they sort first.
+        for key, sub in sorted(
+            group(fam_rows, by).items(), key=lambda kv: [(v is not None, v) for v in kv[0]]
+        ):
             labels = group(sub, ["label"])
             for (label,), lab_rows in sorted(labels.items(), key=lambda kv: natural(kv[0][0])):
                 line(family, label, key, lab_rows)
