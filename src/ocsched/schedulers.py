@@ -119,7 +119,7 @@ def pipeline(decomposer: str, placement: str) -> SchedulerFn:
 
 
 #: Every fabric feature: pipelines place by finish time on any fabric (see ``place_on_fabric``).
-ALL_FEATURES = frozenset({"heterogeneous", "failures", "partial"})
+ALL_FEATURES = frozenset(FEATURES)
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
