@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocsched.assign import equalize, greedy, loads, pack, place, timeline
+from ocsched.assign import equalize, fill, greedy, loads, pack, place, timeline
+from ocsched.assign._fill import fill_pieces
 from ocsched.decompose import Decomposition
 
 
@@ -84,3 +85,37 @@ def test_pack_beats_equalize_on_four_equal_weights() -> None:
     w = np.array([3.0, 3.0, 3.0, 3.0])
     assert loads(equalize(greedy(w, 3, 0.5), 0.5)[0], 0.5).max() == pytest.approx(5.375)
     assert loads(pack(w, 3, 0.5)[0], 0.5).max() == pytest.approx(5.0, rel=1e-9)
+
+
+@given(
+    weights=st.lists(st.floats(0.0, 10.0), min_size=1, max_size=25),
+    s=st.integers(1, 8),
+    delta=st.sampled_from([0.0, 0.01, 0.5, 5.0]),
+    fraction=st.floats(0.3, 1.5),
+)
+def test_compiled_fill_matches_its_python_source(
+    weights: list[float], s: int, delta: float, fraction: float
+) -> None:
+    # The kernel runs compiled; its plain-Python source (numba keeps it as py_func) must agree
+    # piece for piece, including the overflow signal that makes the caller grow its arrays.
+    kernel = fill_pieces.py_func if hasattr(fill_pieces, "py_func") else fill_pieces
+    w = np.array(weights)
+    order = np.argsort(-w, kind="stable")
+    horizon = fraction * (w.sum() + delta * w.size) / s + delta
+    for cap in (2, w.size + s + 1):
+        out = [(np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)) for _ in range(2)]
+        k_fast = fill_pieces(w, order, s, delta, horizon, *out[0])
+        k_slow = kernel(w, order, s, delta, horizon, *out[1])
+        assert k_fast == k_slow
+        if k_fast > 0:
+            for fast, slow in zip(out[0], out[1], strict=True):
+                np.testing.assert_array_equal(fast[:k_fast], slow[:k_fast])
+    packed = fill(w, s, delta, horizon)
+    if packed is not None:  # every weight served exactly, no switch over the horizon
+        total = np.zeros(w.size)
+        for sw in packed:
+            for l, x in sw:
+                total[l] += x
+        np.testing.assert_allclose(total, w, rtol=1e-12, atol=0)
+        # a cut weight's float crumbs (< 1e-12 of it) go to its last piece
+        assert (loads(packed, delta) <= horizon * (1 + 1e-12) + 1e-12 * w.max()).all()

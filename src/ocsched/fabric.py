@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
@@ -164,12 +165,12 @@ class Fabric:
         """Number of switches s."""
         return len(self.switches)
 
-    @property
+    @cached_property
     def deltas(self) -> tuple[float, ...]:
         """Each switch's reconfiguration delay."""
         return tuple(x.delta for x in self.switches)
 
-    @property
+    @cached_property
     def rates(self) -> tuple[float, ...]:
         """Each switch's rate."""
         return tuple(x.rate for x in self.switches)

@@ -177,16 +177,28 @@ def reschedule(
 def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> Demand:
     """Demand not yet served by the kept configurations (crumbs below 1e-12 of the line dropped)."""
     n = dem.n
+    keys, amounts = [], []
+    if fabric.model == "all-stop":  # every circuit is lit for its configuration's duration
+        confs = [(c, fabric.rates[b]) for b, sw in enumerate(kept) for c in sw]
+        if confs:
+            perms = np.stack([c.perm for c, _ in confs])
+            lit = perms >= 0
+            keys.append((np.arange(n) * n + perms)[lit])
+            amounts.append(np.repeat(np.array([r * c.duration for c, r in confs]), lit.sum(1)))
+    else:
+        for b, sw in enumerate(kept):
+            confs_b = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+            windows = fabric.windows(b)
+            for t, h in zip(confs_b, held_times(confs_b, model=fabric.model, windows=windows), strict=True):
+                keys.append(t[2] * n + t[3])
+                amounts.append(fabric.rates[b] * h)
     served = np.zeros(dem.nnz)
     want = dem.rows * n + dem.cols
-    for b, sw in enumerate(kept):
-        confs = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
-        for t, h in zip(confs, held_times(confs, model=fabric.model, windows=fabric.windows(b)), strict=True):
-            keys = t[2] * n + t[3]
-            pos = np.searchsorted(want, keys)
-            pos = np.minimum(pos, max(want.size - 1, 0))
-            hit = want[pos] == keys if want.size else np.zeros(keys.size, bool)
-            np.add.at(served, pos[hit], fabric.rates[b] * h[hit])
+    if keys and want.size:
+        key, amount = np.concatenate(keys), np.concatenate(amounts)
+        pos = np.minimum(np.searchsorted(want, key), want.size - 1)
+        hit = want[pos] == key
+        np.add.at(served, pos[hit], amount[hit])
     short = dem.values - served
     line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
     on = short > 1e-12 * line

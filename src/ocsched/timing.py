@@ -335,5 +335,6 @@ def held_times(
             kept = np.array([(i, j) in prev for i, j in zip(ins.tolist(), outs.tolist(), strict=True)], bool)
             held[kept] += gap
         out.append(held)
-        prev, prev_end = _keys(ins, outs), start + duration
+        # Only the partial model looks back at the kept circuits: all-stop skips building the set.
+        prev, prev_end = (_keys(ins, outs) if model == "partial" else prev), start + duration
     return out

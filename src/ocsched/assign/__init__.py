@@ -147,16 +147,16 @@ def place_on_fabric(
     check_choice(method, "method", PLACEMENTS)
     keep = dec.weights > 0
     dec = Decomposition(dec.perms[keep], dec.weights[keep])
-    plain = (
-        not fabric.down
-        and not fabric.failed_links
-        and len(set(fabric.deltas)) == 1
-        and all(r == 1.0 for r in fabric.rates)
-        and t0 == 0.0
-    )
-    if plain:
-        assignment, splits = PLACEMENTS[method].func(dec.weights, fabric.size, fabric.deltas[0])
-        return timeline_on(assignment, dec.perms, fabric, share=_share(dec, demand, fabric)), splits
+    live = _identical_live(fabric, t0)
+    if live:
+        # Identical switches from t0 on (some possibly down for good): the uniform methods, compiled
+        # where it matters, on the live switches; rescheduling after a switch failure lands here.
+        sub, splits = PLACEMENTS[method].func(dec.weights, len(live), fabric.deltas[live[0]])
+        assignment: Assignment = [[] for _ in range(fabric.size)]
+        for k, b in enumerate(live):
+            assignment[b] = sub[k]
+        share = _share(dec, demand, fabric)
+        return timeline_on(assignment, dec.perms, fabric, t0=t0, share=share), splits
     perms, weights, elig = _eligible(dec, fabric, t0)
     view = _View.of(fabric, t0)
     assignment = _greedy_on(weights, elig, view)
@@ -167,3 +167,23 @@ def place_on_fabric(
     splits = sum(len(sw) for sw in assignment) - int(weights.size)
     share = _share(Decomposition(perms, weights), demand, fabric)
     return timeline_on(assignment, perms, fabric, t0=t0, share=share), splits
+
+
+def _identical_live(fabric: Fabric, t0: float) -> list[int]:
+    """The switches usable from ``t0`` if they are identical (rate 1) and the rest are down for good.
+
+    Empty when any link has failed, a switch has a down window it comes back from, or the live
+    switches differ in delay or rate: :func:`place_on_fabric` then takes the general path.
+    """
+    if fabric.failed_links:
+        return []
+    live = []
+    for b in range(fabric.size):
+        wins = [w for w in fabric.windows(b) if w[1] > t0]
+        if not wins:
+            live.append(b)
+        elif len(wins) > 1 or wins[0][0] > t0 or wins[0][1] != np.inf:
+            return []
+    if len({fabric.deltas[b] for b in live}) > 1 or any(fabric.rates[b] != 1.0 for b in live):
+        return []
+    return live

@@ -11,6 +11,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched.assign._fill import bisect_horizon, fill_pieces
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
@@ -102,31 +103,45 @@ def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: flo
     fit); otherwise cut it into pieces over the emptiest switches, each piece paying delta.
     Returns None if something is left over.
     """
-    room = np.full(switches, float(horizon))
+    w = np.asarray(weights, dtype=np.float64)
+    return _fill(w, np.argsort(-w, kind="stable"), switches, delta, horizon)
+
+
+def _arrays(cap: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    return np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.float64)
+
+
+def _fill(
+    w: NDArray[np.float64], order: NDArray[np.int64], switches: int, delta: float, horizon: float
+) -> Assignment | None:
+    """:func:`fill` with the order given (pack probes one weight vector many times)."""
+    # Each switch is cut into at most once (a cut leaves it no room), so m + s pieces suffice
+    # unless delta is 0; then the arrays grow.
+    cap = w.size + switches + 1
+    while True:
+        sw, perm, length = _arrays(cap)
+        k = fill_pieces(w, order, switches, float(delta), float(horizon), sw, perm, length)
+        if k != -2:
+            break
+        cap *= 4
+    if k < 0:
+        return None
     out: Assignment = [[] for _ in range(switches)]
-    for l in np.argsort(-np.asarray(weights), kind="stable"):
-        weight = left = float(weights[l])
-        fits = np.nonzero(room >= busy(left, 1, delta))[0]
-        if fits.size:
-            b = int(fits[np.argmin(room[fits])])
-            out[b].append((int(l), left))
-            room[b] -= busy(left, 1, delta)
-            continue
-        last = -1
-        for b in np.argsort(-room, kind="stable"):
-            if room[b] - delta <= 0 or left <= 0:
-                break
-            x = min(left, float(room[b]) - delta)
-            out[int(b)].append((int(l), x))
-            room[b] -= busy(x, 1, delta)
-            left -= x
-            last = int(b)
-        # Scale-free: crumbs are judged against the weight itself, never an absolute epsilon.
-        if left > 1e-12 * weight or last < 0:
-            return None
-        if left > 0:  # float crumbs: the last piece takes them, so the weight is served exactly
-            out[last][-1] = (int(l), out[last][-1][1] + left)
+    for b, l, x in zip(sw[:k].tolist(), perm[:k].tolist(), length[:k].tolist(), strict=True):
+        out[b].append((l, x))
     return out
+
+
+def _bisect(
+    w: NDArray[np.float64], order: NDArray[np.int64], switches: int, delta: float, lo: float, hi: float
+) -> float:
+    """The smallest horizon :func:`fill` fits in, by bisection between ``lo`` and ``hi`` (compiled)."""
+    cap = w.size + switches + 1
+    while True:
+        found = bisect_horizon(w, order, switches, float(delta), float(lo), float(hi), *_arrays(cap))
+        if not np.isnan(found):
+            return float(found)
+        cap *= 4
 
 
 def pack(
@@ -159,16 +174,10 @@ def pack(
         start = equalize(greedy(w, switches, delta), delta)[0]
     best, best_t = start, float(loads(start, delta).max(initial=0.0))
     lo, hi = (float(w.sum()) + delta * w.size) / switches, best_t
-    if w.size and fill(w, switches, delta, hi) is not None:
-        for _ in range(50):
-            if hi - lo <= 1e-12 * hi:
-                break
-            mid = 0.5 * (lo + hi)
-            if fill(w, switches, delta, mid) is None:
-                lo = mid
-            else:
-                hi = mid
-        trial = fill(w, switches, delta, hi)
+    order = np.argsort(-w, kind="stable")
+    if w.size and _fill(w, order, switches, delta, hi) is not None:
+        hi = _bisect(w, order, switches, delta, lo, hi)
+        trial = _fill(w, order, switches, delta, hi)
         if trial is not None and loads(trial, delta).max(initial=0.0) < best_t:
             best = trial
     return best, sum(len(sw) for sw in best) - int(np.count_nonzero(w > 0))

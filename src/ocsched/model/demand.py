@@ -72,6 +72,8 @@ class Demand:
             _check_dtype(coo.dtype, name)
             coo.sum_duplicates()  # duplicate coordinates add up, as everywhere in scipy
             r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+            order = np.lexsort((c, r))
+            r, c, v = r[order], c[order], v[order]
             n = int(coo.shape[0])
         else:
             try:
@@ -87,9 +89,7 @@ class Demand:
             r, c = np.nonzero(arr)
             r, c, v = r.astype(np.int64), c.astype(np.int64), arr[r, c]
             n = int(arr.shape[0])
-        v = np.asarray(v, dtype=np.float64)
-        order = np.lexsort((c, r))
-        r, c, v = r[order], c[order], v[order]
+        v = np.asarray(v, dtype=np.float64)  # rows then columns: np.nonzero's order, sorted above if sparse
         bad = ~np.isfinite(v)
         if bad.any():
             k = int(np.argmax(bad))

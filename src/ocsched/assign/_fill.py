@@ -1,0 +1,113 @@
+"""The compiled inner loop of :func:`ocsched.assign.uniform.fill` (numba; plain Python without it).
+
+``pack`` probes ``fill`` some 40 times per call, so this loop is most of ``spectra-pack``'s
+placement time and all of a reschedule's. The kernel writes pieces into flat arrays; the
+semantics (best fit whole, else cut over the emptiest switches) are exactly ``fill``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ocsched.timing import busy
+
+
+def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
+    try:  # numba is a dependency; plain Python is the fallback where it is missing
+        from numba import njit
+    except ImportError:  # pragma: no cover
+        return func
+    return njit(cache=True, nogil=True)(func)
+
+
+_busy = _jit(busy)  # the delay rule itself, compiled: it stays defined once, in ocsched.timing
+
+
+@_jit
+def fill_pieces(
+    weights: NDArray[np.float64],
+    order: NDArray[np.int64],
+    switches: int,
+    delta: float,
+    horizon: float,
+    piece_switch: NDArray[np.int64],
+    piece_perm: NDArray[np.int64],
+    piece_len: NDArray[np.float64],
+) -> int:
+    """Fill switches of capacity ``horizon`` with ``weights`` in ``order``; return the piece count.
+
+    -1: something does not fit; -2: more pieces than the arrays hold (the caller falls back).
+    Ties: the lowest switch index among the fullest that fit; splits go to the emptiest
+    switches first, ties by index (a stable sort), as in :func:`ocsched.assign.uniform.fill`.
+    """
+    room = np.full(switches, horizon)
+    cap = piece_switch.size
+    k = 0
+    for idx in range(order.size):
+        l = order[idx]
+        weight = weights[l]
+        left = weight
+        need = _busy(left, 1, delta)
+        best = -1
+        for b in range(switches):
+            if room[b] >= need and (best < 0 or room[b] < room[best]):
+                best = b
+        if best >= 0:
+            if k >= cap:
+                return -2
+            piece_switch[k], piece_perm[k], piece_len[k] = best, l, left
+            k += 1
+            room[best] -= need
+            continue
+        last = -1
+        for b in np.argsort(-room, kind="mergesort"):
+            if room[b] - delta <= 0 or left <= 0:
+                break
+            x = min(left, room[b] - delta)
+            if k >= cap:
+                return -2
+            piece_switch[k], piece_perm[k], piece_len[k] = b, l, x
+            k += 1
+            room[b] -= _busy(x, 1, delta)
+            left -= x
+            last = k - 1
+        # Scale-free: crumbs are judged against the weight itself, never an absolute epsilon.
+        if left > 1e-12 * weight or last < 0:
+            return -1
+        if left > 0:  # float crumbs: the last piece takes them, so the weight is served exactly
+            piece_len[last] += left
+    return k
+
+
+@_jit
+def bisect_horizon(
+    weights: NDArray[np.float64],
+    order: NDArray[np.int64],
+    switches: int,
+    delta: float,
+    lo: float,
+    hi: float,
+    piece_switch: NDArray[np.int64],
+    piece_perm: NDArray[np.int64],
+    piece_len: NDArray[np.float64],
+) -> float:
+    """Bisect on the horizon between ``lo`` (fails) and ``hi`` (fits); NaN if the arrays overflowed.
+
+    At most 50 probes, stopping once ``hi - lo <= 1e-12 hi``; returns the smallest fitting horizon.
+    """
+    for _ in range(50):
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        k = fill_pieces(weights, order, switches, delta, mid, piece_switch, piece_perm, piece_len)
+        if k == -2:
+            return np.nan
+        if k == -1:
+            lo = mid
+        else:
+            hi = mid
+    return hi
