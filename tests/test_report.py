@@ -176,6 +176,7 @@ def test_cli_report(results: Path, tmp_path: Path) -> None:
         "runs",
         "failed",
         "spectra/LB",
+        "spectra/best",
         "spectra-noeq/spectra",
     ]
     res = runner.invoke(app, ["report", str(results), "--format", "markdown", "--out", str(tmp_path / "o")])
@@ -280,6 +281,8 @@ def test_csv_is_numeric_with_notes_on_stderr(results: Path, tmp_path: Path) -> N
         assert stats == [
             "spectra/LB_mean",
             "spectra/LB_max",
+            "spectra/best_mean",
+            "spectra/best_max",
             "spectra-noeq/spectra_mean",
             "spectra-noeq/spectra_max",
         ]
@@ -407,3 +410,33 @@ def test_summary_splits_by_fabric() -> None:
     assert old.rows[0][2] == "-"
     with pytest.raises(InvalidInputError, match="fabric"):
         report.summarize(rows, by=["colour"])
+
+
+def test_iteration_runs_get_their_own_table(tmp_path: Path) -> None:
+    cfg = {
+        "switches": 2,
+        "delta": 0.05,
+        "algorithms": ["spectra"],
+        "workloads": [
+            {"name": "standard", "seeds": 1, "options": {"n": 6, "flows": 2}},
+            {"name": "moe-iteration", "options": {"gpus": 4, "layers": 2}, "delta": [0.001, 0.1]},
+        ],
+    }
+    sweep.run_sweep(cfg, tmp_path / "r", workers=1)
+    rows = report.load_rows(tmp_path / "r")
+    main, its = report.summaries(rows)
+    assert main is not None and [line[:3] for line in main.data] == [["standard", "standard", 1]]
+    assert its is not None and [line[2] for line in its.data] == ["independent", "spectra-seq"]
+    ind, seq = its.data
+    assert ind[3:5] == [2, 0] and ind[9] == ind[10] == 1.0  # exposed / independent's, mean and max
+    assert seq[9] <= 1.0  # spectra-seq is never later than independent
+    res = runner.invoke(app, ["report", str(tmp_path / "r"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "exposed/independent" in res.stdout and "spectra/best" in res.stdout
+    assert (tmp_path / "o" / "iterations.csv").is_file() and (tmp_path / "o" / "summary.md").is_file()
+    res = runner.invoke(app, ["report", str(tmp_path / "r"), "--format", "csv"])
+    assert res.exit_code == 0 and "exposed/independent" not in res.stdout and "iterations.csv" in res.stderr
+    only_iterations = [r for r in rows if r["phases"] is not None]
+    with pytest.raises(InvalidInputError, match="only iteration runs"):
+        report.summarize(only_iterations)
+    assert report.summaries(only_iterations)[0] is None

@@ -998,3 +998,75 @@ def test_folder_from_before_fabrics_gets_the_fabric_column(tmp_path: Path) -> No
     rows = _rows(out)
     assert len(rows) == 24 + 8
     assert sorted({str(r["fabric"]) for r in rows}) == ["None", "mixed", "partial"]
+
+
+# --------------------------------------------------------------------------- iteration workloads
+
+ITERATIONS: dict[str, Any] = {
+    "switches": 3,
+    "delta": 0.04,
+    "algorithms": ["spectra"],
+    "workloads": [
+        {"name": "standard", "seeds": 1, "options": {"n": 8, "flows": 2}},
+        {
+            "name": "moe-iteration",
+            "seeds": 2,
+            "options": {"gpus": 6, "layers": 2},
+            "algorithms": ["spectra-seq", "independent", "spectra-seq:spectra-pack"],
+            "delta": [0.001, 0.05],
+        },
+    ],
+}
+
+
+def test_iteration_rows_match_direct_calls(tmp_path: Path) -> None:
+    from ocsched.sequence import iteration_row, schedule_iteration
+    from ocsched.workloads import generate_iteration
+
+    summary = sweep.run_sweep(ITERATIONS, tmp_path / "r", workers=1)
+    assert (summary.runs, summary.failed) == (1 + 2 * 3 * 2, 0)
+    rows = _rows(tmp_path / "r")
+    single = [r for r in rows if r["phases"] is None]
+    assert [r["workload"] for r in single] == ["standard"] and single[0]["exposed"] is None
+    for r in rows:
+        if r["phases"] is None:
+            continue
+        assert r["ok"] and r["normalized"] is False and r["phases"] == 4
+        it = generate_iteration("moe-iteration", seed=r["workload_seed"], gpus=6, layers=2)
+        alg, _, base = r["algorithm"].partition(":")
+        kw = {"switches": 3, "delta": r["delta"], "base": base or "spectra", "rng": r["algorithm_seed"]}
+        sched = schedule_iteration(it, algorithm=alg, **kw)
+        ind = schedule_iteration(it, algorithm="independent", **kw)
+        want = iteration_row(sched, independent=ind)
+        assert r["makespan"] == sched.makespan and r["lower_bound"] == sched.lower_bound
+        for key in ("exposed", "delay_hidden_pct", "reused_pct", "ratio_independent", "ratio_bound"):
+            assert r[key] == want[key], key
+        assert r["ratio_independent"] <= 1 + 1e-12  # never worse than independent
+        assert r["nonzeros"] == sum(p.demand.nnz for p in it.phases)
+    assert sweep.run_sweep(ITERATIONS, tmp_path / "r", workers=1).done == 0  # resumable
+
+
+@pytest.mark.parametrize(
+    ("patch", "match"),
+    [
+        ({"normalized": True}, "normalized` must be false"),
+        ({"algorithms": ["spectra"]}, "'spectra' is not an iteration algorithm"),
+        ({"algorithms": ["spectra-seq:nope"]}, "optionally as 'NAME:BASE'"),
+        ({"fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]}, "fabrics` is not allowed"),
+        ({"link_gbps": 100}, "link_gbps` is not allowed"),
+        ({"options": {"experts": 3, "nope": 1}}, "has no option 'nope'"),
+    ],
+)
+def test_bad_iteration_entry_raises(patch: dict[str, Any], match: str) -> None:
+    entry = {"name": "moe-iteration", "options": {"gpus": 4, "layers": 1}, **patch}
+    with pytest.raises(InvalidInputError, match=match):
+        sweep.expand({"switches": 2, "delta": 0.1, "workloads": [entry]})
+
+
+def test_best_bound_is_the_strong_bound_or_the_dual(serial: list[dict[str, Any]]) -> None:
+    for r in serial:
+        m = generate("standard", seed=r["workload_seed"], normalized=True, n=r["opt_n"], flows=r["opt_flows"])
+        np.fill_diagonal(m, 0.0)
+        strong = ocsched.lower_bound(m, switches=r["switches"], delta=r["delta"], strong=True)
+        assert r["best_bound"] == max(strong, r["lower_bound"])
+        assert r["lower_bound"] <= r["best_bound"] <= r["makespan"] * (1 + 1e-9)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -185,19 +185,26 @@ def report_cmd(
 
     The table goes to stdout; notes (what the cells mean, figures skipped and why) to stderr.
     """
-    from ocsched.report import NOTE, load_rows, summarize, write_report
+    from ocsched.report import ITERATION_NOTE, NOTE, load_rows, summaries, write_report
 
-    table: Any
     written: list[Path] = []
     skipped: list[str] = []
+    columns = [b.value for b in by or ()]
     if out is None:
-        table = summarize(load_rows(results), by=[b.value for b in by or ()])
+        table, iterations = summaries(load_rows(results), by=columns)
     else:
-        rep = write_report(results, out, force=force, figures=figures, by=[b.value for b in by or ()])
-        table, written, skipped = rep.table, rep.written, rep.skipped
-    typer.echo({"text": table.text, "markdown": table.markdown, "csv": table.csv}[fmt](), nl=False)
-    if fmt != "csv":
-        typer.echo(NOTE, err=True)
+        rep = write_report(results, out, force=force, figures=figures, by=columns)
+        table, iterations, written, skipped = rep.table, rep.iterations, rep.written, rep.skipped
+    tables = [(t, note) for t, note in ((table, NOTE), (iterations, ITERATION_NOTE)) if t is not None]
+    if fmt == "csv" and len(tables) > 1:  # one CSV table per stream
+        tables = tables[:1]
+        skipped.append("iteration table: not in this CSV (see iterations.csv with --out, or --format text)")
+    for k, (t, note) in enumerate(tables):
+        if k:
+            typer.echo()
+        typer.echo({"text": t.text, "markdown": t.markdown, "csv": t.csv}[fmt](), nl=False)
+        if fmt != "csv":
+            typer.echo(note, err=True)
     for p in written:
         typer.echo(f"wrote {p}")
     for note in skipped:

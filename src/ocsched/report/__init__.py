@@ -24,11 +24,20 @@ from ocsched.report.figures import (
     slug,
 )
 from ocsched.report.gantt import permutation_groups, plot_schedule, write_schedule_plot
-from ocsched.report.tables import NOTE, SummaryTable, group, summarize
+from ocsched.report.tables import (
+    ITERATION_NOTE,
+    NOTE,
+    SummaryTable,
+    group,
+    is_iteration,
+    summarize,
+    summarize_iterations,
+)
 from ocsched.sweep.results import check_columns
 from ocsched.sweep.store import read_results
 
 __all__ = [
+    "ITERATION_NOTE",
     "NOTE",
     "Report",
     "SummaryTable",
@@ -40,7 +49,9 @@ __all__ = [
     "plot_ratios",
     "plot_schedule",
     "plot_switches",
+    "summaries",
     "summarize",
+    "summarize_iterations",
     "write_report",
     "write_schedule_plot",
 ]
@@ -55,11 +66,36 @@ def load_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Report:
-    """What :func:`write_report` wrote, and which figures it skipped and why."""
+    """What :func:`write_report` wrote, and which figures it skipped and why.
 
-    table: SummaryTable
+    ``table`` is the summary of single-matrix runs (None if the results hold only iteration
+    runs), ``iterations`` the table of iteration runs (None if there are none).
+    """
+
+    table: SummaryTable | None
     written: list[Path]
     skipped: list[str]
+    iterations: SummaryTable | None = None
+
+
+def summaries(
+    rows: Sequence[dict[str, Any]], *, by: Sequence[str] = ()
+) -> tuple[SummaryTable | None, SummaryTable | None]:
+    """The summary of single-matrix runs and the iteration table; None for a kind the rows lack.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``rows`` is empty.
+    """
+    if not rows:
+        raise InvalidInputError("`results` holds no rows")
+    single = any(not is_iteration(r) for r in rows)
+    iterations = any(is_iteration(r) for r in rows)
+    return (
+        summarize(rows, by=by) if single else None,
+        summarize_iterations(rows) if iterations else None,
+    )
 
 
 def _writer(text: str) -> Callable[[IO[bytes]], None]:
@@ -83,6 +119,8 @@ def write_report(
 ) -> Report:
     """Write ``summary.{txt,md,csv}`` and (with ``figures``) every figure for ``results`` into ``out``.
 
+    Iteration runs go to ``iterations.{txt,md,csv}`` (:func:`summarize_iterations`) and no figure.
+
     Figures (each as PNG and PDF), for whatever the results hold: ``delta-<label>`` and
     ``bound-<label>`` for each label with several deltas, ``switches-<label>`` for each label with
     several switch counts, ``flows-<family>`` for each family that varies the ``flows`` option,
@@ -94,20 +132,25 @@ def write_report(
         If ``out`` is a non-empty directory and ``force`` is False, or the results are empty.
     """
     rows = load_rows(results)
-    table = summarize(rows, by=by)
+    table, iterations = summaries(rows, by=by)
     out_p = Path(out)
     if out_p.exists() and not out_p.is_dir():
         raise InvalidInputError(f"`--out` is not a directory: {out_p}")
     if out_p.is_dir() and any(out_p.iterdir()) and not force:
         raise InvalidInputError(f"`--out` directory is not empty: {out_p} (use --force to overwrite)")
     out_p.mkdir(parents=True, exist_ok=True)
-    texts = {"txt": table.text(), "md": table.markdown(), "csv": table.csv()}
-    written = [
-        write_atomic(out_p / f"summary.{e}", _writer(t), force=force, name="--out") for e, t in texts.items()
-    ]
+    written = []
+    for stem, tab in (("summary", table), ("iterations", iterations)):
+        if tab is not None:
+            texts = {"txt": tab.text(), "md": tab.markdown(), "csv": tab.csv()}
+            written += [
+                write_atomic(out_p / f"{stem}.{e}", _writer(t), force=force, name="--out")
+                for e, t in texts.items()
+            ]
     skipped: list[str] = []
-    if not figures:
-        return Report(table, written, skipped)
+    rows = [r for r in rows if not is_iteration(r)]
+    if not figures or not rows:
+        return Report(table, written, skipped, iterations)
     for family, label in sorted(group(rows, ["family", "label"])):
         mine = [r for r in rows if r["family"] == family and r["label"] == label]
         name = slug(label)
@@ -126,4 +169,4 @@ def write_report(
     written += got
     if not got:
         skipped.append("ratios: no spectra runs to compare against")
-    return Report(table, written, skipped)
+    return Report(table, written, skipped, iterations)

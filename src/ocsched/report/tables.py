@@ -2,8 +2,15 @@
 
 Ratios are taken per matching run (:func:`ocsched.sweep.results.match_key`: the same demand
 matrix under the same switch count and delay). ``A/spectra`` is algorithm A's makespan over
-Spectra's on that instance; ``spectra/LB`` is Spectra's makespan over the lower bound. Failed runs
-(``ok`` false) never enter a ratio; they are counted in the table.
+Spectra's on that instance; ``spectra/LB`` is Spectra's makespan over the lower bound its schedule
+carries, ``spectra/best`` over the best proven bound of the matrix (the strong bound or an exact
+solver's dual bound, column ``best_bound``). Failed runs (``ok`` false) never enter a ratio;
+they are counted in the table.
+
+Rows of iteration workloads (column ``phases`` set) get their own table,
+:func:`summarize_iterations`: per algorithm, the iteration time over its bound, the exposed
+communication over the bound's exposed part and over ``independent``'s, and the delay hidden and
+configurations reused.
 """
 
 from __future__ import annotations
@@ -18,12 +25,31 @@ from typing import Any
 from ocsched.errors import InvalidInputError
 from ocsched.sweep.results import check_columns, match_key
 
-__all__ = ["NOTE", "SummaryTable", "algorithms_in", "group", "natural", "ratios", "summarize"]
+__all__ = [
+    "ITERATION_NOTE",
+    "NOTE",
+    "SummaryTable",
+    "algorithms_in",
+    "group",
+    "is_iteration",
+    "natural",
+    "ratios",
+    "summarize",
+    "summarize_iterations",
+]
 
 Row = Mapping[str, Any]
 
 #: What the cells of the text and Markdown tables mean.
-NOTE = "cells: mean (max) over matching runs; A/spectra = A's makespan / Spectra's on the same instance"
+NOTE = (
+    "cells: mean (max) over matching runs; A/spectra = A's makespan / Spectra's on the same instance; "
+    "LB = the schedule's bound, best = the best proven bound"
+)
+#: What the cells of the iteration table mean.
+ITERATION_NOTE = (
+    "iterations: mean (max) per run; time/LB = iteration time / its bound; exposed = iteration time - gaps, "
+    "over the bound's exposed part and over independent's (same base); hidden, reused: mean %"
+)
 
 #: The order algorithms are listed in (others follow, sorted).
 ORDER = (
@@ -57,15 +83,20 @@ def algorithms_in(rows: Iterable[Row]) -> list[str]:
     return known + sorted(present - set(known))
 
 
-def ratios(rows: Sequence[Row], num: str, den: str | None) -> list[float]:
-    """``num/den`` makespan ratios per matching run (``den=None``: over the lower bound)."""
+def is_iteration(row: Row) -> bool:
+    """True for a row of an iteration workload (its ``phases`` column is set)."""
+    return row.get("phases") is not None
+
+
+def ratios(rows: Sequence[Row], num: str, den: str | None, bound: str = "lower_bound") -> list[float]:
+    """``num/den`` makespan ratios per matching run (``den=None``: over the row's ``bound`` column)."""
     out = []
     for grp in group(rows, match_key).values():
         by = {r["algorithm"]: r for r in grp if r["ok"]}
         if num not in by:
             continue
         top = by[num]["makespan"]
-        bottom = by[num]["lower_bound"] if den is None else by[den]["makespan"] if den in by else None
+        bottom = by[num].get(bound) if den is None else by[den]["makespan"] if den in by else None
         if bottom is not None and bottom > 0:
             out.append(top / bottom)
     return out
@@ -89,13 +120,15 @@ class SummaryTable:
     rows: list[list[str]]
     data_header: list[str]
     data: list[list[Any]]
+    left: int = 2  # leading text columns (left-aligned); the rest are numbers
 
     def text(self) -> str:
         """Plain text, columns aligned."""
         widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
         lines = [
             "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+                c.ljust(w) if i < self.left else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
             )
             for r in [self.header, *self.rows]
         ]
@@ -104,7 +137,7 @@ class SummaryTable:
 
     def markdown(self) -> str:
         """A GitHub Markdown table."""
-        align = ["---" if i < 2 else "---:" for i in range(len(self.header))]
+        align = ["---" if i < self.left else "---:" for i in range(len(self.header))]
         return "".join("| " + " | ".join(r) + " |\n" for r in [self.header, align, *self.rows])
 
     def csv(self) -> str:
@@ -134,11 +167,12 @@ def _cell(value: Any) -> str:
 
 
 def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[str] = ()) -> SummaryTable:
-    """Build the summary table: per family and label, mean (max) of every ratio.
+    """Build the summary table of single-matrix runs: per family and label, mean (max) of every ratio.
 
     Columns: family, label, the ``by`` columns (e.g. ``("switches",)`` for one line per switch
-    count), runs, failed runs, ``reference/LB``, then ``A/reference`` for every other algorithm
-    present. A family with several labels also gets an "all" line.
+    count), runs, failed runs, ``reference/LB``, ``reference/best`` (when rows carry ``best_bound``),
+    then ``A/reference`` for every other algorithm present. A family with several labels also gets
+    an "all" line. Iteration runs are left out (:func:`summarize_iterations`).
 
     Raises
     ------
@@ -162,25 +196,34 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
     if not rows:
         raise InvalidInputError("`results` holds no rows")
     check_columns(rows)
+    rows = [r for r in rows if not is_iteration(r)]
+    if not rows:
+        raise InvalidInputError("`results` hold only iteration runs (see summarize_iterations)")
     bad = [b for b in by if b not in BY_COLUMNS]
     if bad:
         raise InvalidInputError(f"`by` must name {', '.join(BY_COLUMNS)}; got {bad[0]!r}")
     algs = algorithms_in(rows)
     others = [a for a in algs if a != reference]
     has_ref = reference in algs
-    series: list[tuple[str, str, str | None]] = [(f"{reference}/LB", reference, None)] if has_ref else []
+    # (column, numerator, denominator algorithm or None for a bound column, which bound)
+    series: list[tuple[str, str, str | None, str]] = []
+    if has_ref:
+        series.append((f"{reference}/LB", reference, None, "lower_bound"))
+        if any(r.get("best_bound") is not None for r in rows):  # results from before best_bound lack it
+            series.append((f"{reference}/best", reference, None, "best_bound"))
     series += [
-        (f"{a}/{reference}" if has_ref else f"{a}/LB", a, reference if has_ref else None) for a in others
+        (f"{a}/{reference}" if has_ref else f"{a}/LB", a, reference if has_ref else None, "lower_bound")
+        for a in others
     ]
     header = ["family", "label", *by, "runs", "failed", *(s[0] for s in series)]
     data_header = ["family", "label", *by, "runs", "failed"]
-    data_header += [f"{name}_{stat}" for name, _, _ in series for stat in ("mean", "max")]
+    data_header += [f"{name}_{stat}" for name, _, _, _ in series for stat in ("mean", "max")]
     table: list[list[str]] = []
     data: list[list[Any]] = []
 
     def line(family: str, label: str, key: tuple[Any, ...], grp: Sequence[Row]) -> None:
         counts = [len(grp), sum(1 for r in grp if not r["ok"])]
-        stats = [_stats(ratios(grp, num, den)) for _, num, den in series]
+        stats = [_stats(ratios(grp, num, den, bound)) for _, num, den, bound in series]
         table.append(
             [family, label, *map(_cell, key), *map(str, counts)]
             + ["-" if m is None else f"{m:.3f} ({x:.3f})" for m, x in stats]
@@ -200,3 +243,68 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
             if len(labels) > 1:
                 line(family, "all", key, sub)
     return SummaryTable(header, table, data_header, data)
+
+
+def summarize_iterations(rows: Sequence[Row]) -> SummaryTable:
+    """The iteration table: per family, label and algorithm, how each iteration scheduler did.
+
+    Columns: runs, failed, ``time/LB`` (iteration time over the iteration bound), ``exposed/bound``
+    (exposed communication over the bound's exposed part), ``exposed/independent`` (over
+    ``independent``'s with the same base scheduler), each mean (max); ``hidden %`` and
+    ``reused %`` (means). Only rows with ``phases`` set count (:func:`is_iteration`).
+
+    Raises
+    ------
+    InvalidInputError
+        If no row is an iteration run.
+
+    Examples
+    --------
+    >>> rows = [dict(family="f", label="x", algorithm="spectra-seq", ok=True, phases=4, makespan=3.0,
+    ...              lower_bound=2.5, ratio_bound=1.5, ratio_independent=0.5, delay_hidden_pct=80.0,
+    ...              reused_pct=25.0)]
+    >>> t = summarize_iterations(rows)
+    >>> t.header[5:]
+    ['time/LB', 'exposed/bound', 'exposed/independent', 'hidden %', 'reused %']
+    >>> t.rows[0][2:]
+    ['spectra-seq', '1', '0', '1.200 (1.200)', '1.500 (1.500)', '0.500 (0.500)', '80.0', '25.0']
+    """
+    mine = [r for r in rows if is_iteration(r)]
+    if not mine:
+        raise InvalidInputError("`results` hold no iteration runs")
+    header = ["family", "label", "algorithm", "runs", "failed"]
+    header += ["time/LB", "exposed/bound", "exposed/independent", "hidden %", "reused %"]
+    data_header = [*header[:5], "time/LB_mean", "time/LB_max", "exposed/bound_mean", "exposed/bound_max"]
+    data_header += [
+        "exposed/independent_mean",
+        "exposed/independent_max",
+        "hidden_pct_mean",
+        "reused_pct_mean",
+    ]
+    table: list[list[str]] = []
+    data: list[list[Any]] = []
+    keyed = group(mine, ["family", "label"])
+    for family, label in sorted(keyed, key=lambda k: (natural(k[0]), natural(k[1]))):
+        by_alg = group(keyed[family, label], ["algorithm"])
+        for (alg,) in sorted(by_alg, key=lambda k: natural(k[0])):
+            grp = by_alg[(alg,)]
+            ok = [r for r in grp if r["ok"]]
+            time_lb = [r["makespan"] / r["lower_bound"] for r in ok if r.get("lower_bound")]
+            stats = [_stats(time_lb), *(_stats([r[c] for r in ok if r.get(c) is not None]) for c in _RATIOS)]
+            means = [_stats([r[c] for r in ok if r.get(c) is not None])[0] for c in _PCTS]
+            counts = [len(grp), len(grp) - len(ok)]
+            table.append(
+                [family, label, alg, *map(str, counts)]
+                + ["-" if m is None else f"{m:.3f} ({x:.3f})" for m, x in stats]
+                + ["-" if m is None else f"{m:.1f}" for m in means]
+            )
+            data.append(
+                [family, label, alg, *counts]
+                + [None if v is None else round(v, 12) for p in stats for v in p]
+                + [None if m is None else round(m, 12) for m in means]
+            )
+    return SummaryTable(header, table, data_header, data, left=3)
+
+
+_RATIOS = ("ratio_bound", "ratio_independent")
+_PCTS = ("delay_hidden_pct", "reused_pct")

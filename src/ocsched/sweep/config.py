@@ -31,6 +31,21 @@ with an optional ``name``, or paths of FABRIC.toml files (relative to the config
       "fabrics/mems.toml",         # named by its file name
     ]
 
+An iteration workload (a key of :data:`ocsched.workloads.ITERATION_WORKLOADS`: ``gpt-iteration``,
+``moe-iteration``, ``coflow-sequence``) is a sequence of phases with compute gaps, scheduled by
+the iteration schedulers. Its entry takes its own ``algorithms`` (default
+:data:`ITERATION_ALGORITHMS`; the config's top-level list is for single matrices): keys of
+:data:`ocsched.sequence.ITERATION_SCHEDULERS`, optionally with the per-phase scheduler after a
+colon (``"spectra-seq:spectra-pack"``; default base ``spectra``). It runs on a ``switches`` x
+``delta`` grid (``delta`` in the workload's time unit, seconds for the generators) and is never
+normalised (its gaps share the demand's unit)::
+
+    [[workloads]]
+    name = "moe-iteration"
+    options = { gpus = 16, layers = 4 }
+    algorithms = ["spectra-seq", "independent"]
+    delta = [1e-5, 1e-4, 1e-3]
+
 Every (workload, options, seed) or matched file is one *instance*; every instance runs every
 algorithm, switch count and delta (or fabric). An algorithm that cannot run on a listed fabric
 is refused before anything runs. Seeds: the config's seed ``r`` of an instance is expanded with
@@ -53,15 +68,29 @@ from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.io import DEMAND_SUFFIXES, read_fabric
 from ocsched.schedulers import SCHEDULERS, fabric_features
+from ocsched.sequence import ITERATION_SCHEDULERS
 from ocsched.sweep.results import RunSpec
-from ocsched.workloads import WORKLOADS
+from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
-__all__ = ["FILE_WORKLOAD", "PRESETS", "base_dir", "expand", "load_config"]
+__all__ = [
+    "FILE_WORKLOAD",
+    "ITERATION_ALGORITHMS",
+    "PRESETS",
+    "base_dir",
+    "expand",
+    "iteration_algorithm",
+    "load_config",
+]
 
 #: Built-in configs, in ``ocsched/presets/<name>.toml``.
 PRESETS = ("paper", "quick")
 #: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
 FILE_WORKLOAD = "file"
+
+#: One scheduler setting of a run: (algorithm, switches, delta, fabric name, fabric JSON).
+Setting = tuple[str, int, float, str | None, str | None]
+#: What an iteration workload's entry runs when it names no ``algorithms``.
+ITERATION_ALGORITHMS = ("spectra-seq", "independent")
 
 _PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 _TOP_KEYS = {
@@ -212,6 +241,82 @@ def _check_runs_on(algorithm: str, fab: Fabric, name: str, where: str) -> None:
         )
 
 
+def iteration_algorithm(name: str, where: str = "algorithms") -> tuple[str, str]:
+    """Split an iteration run's algorithm ``"scheduler[:base]"`` into (scheduler, base scheduler).
+
+    >>> iteration_algorithm("spectra-seq"), iteration_algorithm("independent:spectra-pack")
+    (('spectra-seq', 'spectra'), ('independent', 'spectra-pack'))
+    """
+    alg, _, base = str(name).partition(":")
+    base = base or "spectra"
+    if alg not in ITERATION_SCHEDULERS or base not in SCHEDULERS:
+        raise InvalidInputError(
+            f"`{where}`: {name!r} is not an iteration algorithm; give one of "
+            f"{', '.join(ITERATION_SCHEDULERS)}, optionally as 'NAME:BASE' with BASE one of "
+            f"{', '.join(SCHEDULERS)}"
+        )
+    return alg, base
+
+
+def _iteration_entry(entry: Mapping[str, Any], config: Mapping[str, Any], where: str) -> list[Setting]:
+    """The settings ``(algorithm, switches, delta, None, None)`` of an iteration workload's entry."""
+    for key, why in (
+        ("fabrics", "iteration workloads run on a `switches` x `delta` grid"),
+        ("link_gbps", "set the generator's own option (e.g. options = { link_gbps = 100 })"),
+    ):
+        if key in entry:
+            raise InvalidInputError(f"`{where}.{key}` is not allowed here: {why}")
+    if entry.get("normalized", False) is not False:
+        raise InvalidInputError(
+            f"`{where}.normalized` must be false for an iteration workload (its gaps share the demand's unit)"
+        )
+    algs = _as_list(entry.get("algorithms", list(ITERATION_ALGORITHMS)), f"{where}.algorithms")
+    for a in algs:
+        iteration_algorithm(a, f"{where}.algorithms")
+
+    def get(key: str) -> Any:
+        return entry.get(key, config.get(key))
+
+    if "switches" not in entry and "delta" not in entry and "fabrics" in config:
+        raise InvalidInputError(f"`{where}`: an iteration workload needs its own `switches` and `delta`")
+    switches = [check_switches(x, name=f"{where}.switches") for x in _as_list(get("switches"), "switches")]
+    deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta"), "delta")]
+    return [(str(a), s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
+
+
+def _instances(
+    entry: Mapping[str, Any],
+    name: str,
+    known: Mapping[str, Any],
+    settings: list[Setting],
+    where: str,
+    *,
+    normalized: bool,
+    gbps: float | None,
+) -> list[RunSpec]:
+    """The runs of a generated workload's entry: every option combination x seed x setting."""
+    label = str(entry.get("label", name))
+    family = str(entry.get("family", label))
+    options = dict(entry.get("options", {}))
+    grid = dict(entry.get("grid", {}))
+    for opt, val in [*options.items(), *((g, v) for g, vs in grid.items() for v in _as_list(vs, g))]:
+        if opt not in known:
+            raise InvalidInputError(
+                f"`{where}`: workload {name!r} has no option {opt!r}; its options are {', '.join(known)}"
+            )
+        _check_scalar(val, f"{where}.{opt}")
+    seeds = _seeds(entry.get("seeds", 1), where)
+    runs = []
+    axes = [[(g, v) for v in _as_list(vs, g)] for g, vs in grid.items()]
+    for combo in itertools.product(*axes):
+        opts = {**options, **dict(combo)}
+        lab = " ".join([label, *(f"{g}={v}" for g, v in combo)])
+        opts_json = json.dumps(opts, sort_keys=True)
+        for seed, (a, s, d, f, fs) in itertools.product(seeds, settings):
+            runs.append(RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d, None, f, fs))
+    return runs
+
+
 def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSpec]:
     """Expand a sweep config (see the module docstring) into its runs, in grid order.
 
@@ -256,6 +361,12 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
         def get(key: str, default: Any, entry: Mapping[str, Any] = entry) -> Any:
             return entry.get(key, config.get(key, default))
 
+        if entry.get("name") in ITERATION_WORKLOADS and "path" not in entry:
+            it_name = str(entry["name"])
+            known = ITERATION_WORKLOADS[it_name].options()
+            it_settings = _iteration_entry(entry, config, where)
+            runs += _instances(entry, it_name, known, it_settings, where, normalized=False, gbps=None)
+            continue
         algs = [str(a) for a in _as_list(get("algorithms", ["spectra"]), f"{where}.algorithms")]
         for a in algs:
             if a not in SCHEDULERS:
@@ -266,7 +377,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
         level = entry if "fabrics" in entry or grid_here else config
         if "fabrics" in level and {"switches", "delta"} & set(level):
             raise InvalidInputError(f"`{where}`: give either `fabrics` or `switches`/`delta`, not both")
-        settings: list[tuple[str, int, float, str | None, str | None]] = []
+        settings: list[Setting] = []
         if "fabrics" in level:
             for fname, fab in _fabrics(level["fabrics"], where, base):
                 spec = json.dumps(fab.to_dict(), sort_keys=True)
@@ -305,36 +416,18 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
             continue
         name = entry.get("name")
         if name not in WORKLOADS:
+            choices = ", ".join(sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
             raise InvalidInputError(
-                f"`{where}.name` is {name!r}; choose one of {', '.join(sorted(WORKLOADS))}"
+                f"`{where}.name` is {name!r}; choose one of {choices}"
                 " (or give `path` for your own matrix files)"
             )
-        label = str(entry.get("label", name))
-        family = str(entry.get("family", label))
         known = WORKLOADS[name].options()
         if name == "coflow":
             known = {**known, "path": None}  # read by ocsched.io.generate
-        options = dict(entry.get("options", {}))
-        grid = dict(entry.get("grid", {}))
-        for opt, val in [*options.items(), *((g, v) for g, vs in grid.items() for v in _as_list(vs, g))]:
-            if opt not in known:
-                raise InvalidInputError(
-                    f"`{where}`: workload {name!r} has no option {opt!r}; its options are {', '.join(known)}"
-                )
-            _check_scalar(val, f"{where}.{opt}")
-        seeds = _seeds(entry.get("seeds", 1), where)
         gbps = get("link_gbps", None)
         if gbps is not None:
             gbps = check_number(gbps, f"{where}.link_gbps", low=0.0, closed=False)
-        axes = [[(g, v) for v in _as_list(vs, g)] for g, vs in grid.items()]
-        for combo in itertools.product(*axes):
-            opts = {**options, **dict(combo)}
-            lab = " ".join([label, *(f"{g}={v}" for g, v in combo)])
-            opts_json = json.dumps(opts, sort_keys=True)
-            for seed, (a, s, d, f, fs) in itertools.product(seeds, settings):
-                runs.append(
-                    RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d, None, f, fs)
-                )
+        runs += _instances(entry, name, known, settings, where, normalized=normalized, gbps=gbps)
     keys = [r.key for r in runs]
     if len(set(keys)) != len(keys):
         raise InvalidInputError("config lists the same run twice (repeated workload entry or value)")

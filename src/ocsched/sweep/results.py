@@ -59,8 +59,18 @@ RESULT_COLUMNS: dict[str, str] = {
     "lower_bound": "float64",
     "status": "string",  # "heuristic", or the exact solver's status
     "dual_bound": "float64",  # proved by the scheduler (exact solvers), else null
+    # the best proven bound on the matrix: lower_bound(strong=True), or the dual bound if higher
+    "best_bound": "float64",
     "configurations": "int64",
     "splits": "int64",
+    # iteration workloads only (null for single matrices): makespan is the iteration time and
+    # lower_bound the iteration bound; exposed = makespan - total gap; ratios of exposed parts
+    "phases": "int64",
+    "exposed": "float64",
+    "delay_hidden_pct": "float64",
+    "reused_pct": "float64",
+    "ratio_independent": "float64",  # exposed / independent's exposed (same base scheduler)
+    "ratio_bound": "float64",  # exposed / the bound's exposed part
     "wall_time_s": "float64",
     "ok": "bool_",
     "error": "string",
