@@ -442,3 +442,21 @@ def test_validation_lists_at_most_max_violations() -> None:
     full = validate_iteration(early, it, max_violations=100).violations
     short = validate_iteration(early, it, max_violations=1).violations
     assert len(full) > 1 and short[0] == full[0] and [v.kind for v in short[1:]] == ["truncated"]
+
+
+def test_order_ends_with_the_piece_the_next_phase_can_keep_cheapest() -> None:
+    from ocsched.model import Demand
+    from ocsched.sequence._common import perm_key
+    from ocsched.sequence.layout import order, reuse_cost
+
+    a, b, c = np.array([1, 2, 0]), np.array([2, 0, 1]), np.array([1, 0, -1])
+    nxt = Demand.from_matrix([[0, 5, 1], [1, 0, 1], [1, 1, 0]])
+    cost = reuse_cost(nxt)
+    assert (cost(a), cost(b), cost(c)) == (5.0, 1.0, 5.0)  # a's circuits carry 5, 1, 1 next; b's 1, 1, 1
+    assert cost(np.array([-1, -1, 2])) == np.inf  # its one circuit carries nothing next
+    pieces = [(c, 3.0), (a, 2.0), (b, 4.0)]
+    got = [perm_key(p) for p, _ in order(pieces, perm_key(a), set(), cost)]
+    assert got == [perm_key(a), perm_key(c), perm_key(b)]  # held first, cheapest to keep last
+    assert [perm_key(p) for p, _ in order(pieces, None, set())][-1] == perm_key(a)  # else smallest last
+    got = [perm_key(p) for p, _ in order(pieces, None, {perm_key(c)}, cost)]
+    assert got[-1] == perm_key(c)  # a permutation the next phase uses still wins

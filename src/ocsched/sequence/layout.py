@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.model import Configuration
+from ocsched.model import Configuration, Demand
 from ocsched.sequence._common import Held, Pieces, perm_key
 from ocsched.timing import earliest_start
 
@@ -93,16 +93,54 @@ def phase_end(confs: list[list[Configuration]], release: float) -> float:
     return max([release, *(c.end for sw in confs for c in sw)])
 
 
+#: ``tail_cost(perm)``: what holding ``perm`` into the next phase costs it (inf: of no use there).
+TailCost = Callable[[NDArray[np.int64]], float]
+
+
 def order(
-    seq: list[tuple[NDArray[np.int64], float]], first: bytes | None, following: set[bytes]
+    seq: list[tuple[NDArray[np.int64], float]],
+    first: bytes | None,
+    following: set[bytes],
+    tail_cost: TailCost | None = None,
 ) -> list[tuple[NDArray[np.int64], float]]:
-    """Held permutation first (it persists), one the next phase uses last (it may persist), largest first."""
+    """Held permutation first (it persists), one the next phase uses last (it may persist), largest first.
+
+    When no piece is one the next phase uses, the piece of least finite ``tail_cost`` goes last:
+    the order within a phase does not move its end, and the next phase may keep what a switch
+    ends with (:func:`ocsched.sequence.seq.reuse`).
+    """
     rest = sorted(seq, key=lambda p: -p[1])
     head = [p for p in rest if first is not None and perm_key(p[0]) == first][:1]
     rest = [p for p in rest if not (head and p is head[0])]
     tail = [p for p in rest if perm_key(p[0]) in following][:1]
+    if not tail and tail_cost is not None and rest:
+        costs = [tail_cost(p[0]) for p in rest]
+        best = int(np.argmin(costs))
+        if np.isfinite(costs[best]):
+            tail = [rest[best]]
     rest = [p for p in rest if not (tail and p is tail[0])]
     return head + rest + tail
+
+
+def reuse_cost(demand: Demand) -> TailCost:
+    """``tail_cost`` for a next phase of demand ``demand``: the largest entry on the permutation.
+
+    Kept into that phase (:func:`ocsched.sequence.seq.reuse`), a permutation serves its entries
+    whole, so its weight there is about its largest entry; one whose circuits mostly carry
+    nothing there is of no use (inf), as ``reuse`` judges.
+    """
+    dense = demand.to_dense()
+    cache: dict[bytes, float] = {}
+
+    def cost(perm: NDArray[np.int64]) -> float:
+        key = perm_key(perm)
+        if key not in cache:
+            on = np.nonzero(perm >= 0)[0]
+            vals = dense[on, perm[on]]
+            cache[key] = float(vals.max()) if on.size and 2 * int((vals > 0).sum()) >= on.size else np.inf
+        return cache[key]
+
+    return cost
 
 
 def relabel(
@@ -111,6 +149,7 @@ def relabel(
     ready: NDArray[np.float64],
     following: set[bytes],
     delta: float,
+    tail_cost: TailCost | None = None,
 ) -> list[list[tuple[NDArray[np.int64], float]]]:
     """Give each base timeline to the switch holding one of its permutations, else the earliest ready one."""
     s = len(switches)
@@ -132,7 +171,7 @@ def relabel(
     for b, j in zip(idle, timelines, strict=True):
         plan[b] = [(c.perm, c.duration) for c in switches[j]]
     held_keys = [None if h is None else perm_key(h.perm) for h in held]
-    return [order(p or [], held_keys[b], following) for b, p in enumerate(plan)]
+    return [order(p or [], held_keys[b], following, tail_cost) for b, p in enumerate(plan)]
 
 
 def merge(switches: tuple[tuple[Configuration, ...], ...]) -> Pieces:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.sequence._common import Held, Pieces, perm_key
-from ocsched.sequence.layout import holders, order
+from ocsched.sequence.layout import TailCost, holders, order
 
 
 def joint(
@@ -21,6 +21,7 @@ def joint(
     reserved: set[int] | None = None,
     prefer: set[int] | None = None,
     pack: bool = False,
+    tail_cost: TailCost | None = None,
 ) -> list[list[tuple[NDArray[np.int64], float]]]:
     """Place pieces given the switches' state: held permutations pinned at no delay, LPT, then equalize.
 
@@ -33,7 +34,8 @@ def joint(
     permutation), those in ``prefer`` first. Switches in ``reserved`` take no new piece unless no
     other switch can. With
     ``pack``, a bisection on the phase end with best-fit packing replaces the equalized placement
-    when it ends earlier (as :func:`ocsched.assign.pack` does for one matrix).
+    when it ends earlier (as :func:`ocsched.assign.pack` does for one matrix). ``tail_cost``
+    chooses what each switch ends with (:func:`~ocsched.sequence.layout.order`).
     """
     s = len(held)
     pinned: list[list[list[Any]]] = [[] for _ in range(s)]  # per switch: [perm, length]
@@ -87,7 +89,7 @@ def joint(
     plan = []
     for b in range(s):
         head = [(p, float(w)) for p, w in pinned[b]]
-        body = order([(p, float(w)) for p, w in placed[b]], None, following)
+        body = order([(p, float(w)) for p, w in placed[b]], None, following, tail_cost)
         plan.append(head + body)
     return plan
 

@@ -10,7 +10,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration
 from ocsched.model import Configuration, Demand
 from ocsched.sequence._common import BaseSchedules, Held, Pieces, RngLike, Tagged, perm_key, tagged_end
-from ocsched.sequence.layout import Padding, holders, lay_out, merge, phase_end, relabel
+from ocsched.sequence.layout import Padding, TailCost, holders, lay_out, merge, phase_end, relabel, reuse_cost
 from ocsched.sequence.placement import joint
 from ocsched.timing import earliest_start
 
@@ -82,6 +82,7 @@ class Seq:
         self.later_few: list[bool]
         self.dedicated: set[int]
         self._future: list[set[bytes]] | None
+        self._tail: dict[int, TailCost] = {}
         if like is not None:  # the same iteration and base: share what does not depend on `spread`
             self.pad, self.next_keys, self.small = like.pad, like.next_keys, like.small
             self.later_few, self.dedicated = like.later_few, set(range(self.s - (spread or 0), self.s))
@@ -118,6 +119,14 @@ class Seq:
     def following(self, k: int) -> set[bytes]:
         return self.next_keys[k]
 
+    def tail_cost(self, k: int) -> TailCost | None:
+        """What ending phase k with a permutation costs phase k+1 if kept there (None: last phase)."""
+        if k + 1 >= len(self.phases):
+            return None
+        if k not in self._tail:
+            self._tail = {k: reuse_cost(self.phases[k + 1].demand)}  # phases go in order: keep one
+        return self._tail[k]
+
     def candidates(self, k: int, held: Held, release: float, full: bool) -> list[list[list[Configuration]]]:
         """Phase k's candidate layouts; candidate 0 is the base schedule as it is."""
         if full:
@@ -125,11 +134,12 @@ class Seq:
         delta, phase = self.delta, self.phases[k]
         switches = self.base(phase.demand)
         following = self.following(k)
+        tail = self.tail_cost(k)
         ready = np.array(
             [max(0.0, earliest_start(None if h is None else h.end, delta) - release) for h in held]
         )
         plans = [[[(c.perm, c.duration) for c in sw] for sw in switches]]
-        plans.append(relabel(switches, held, ready, following, delta))
+        plans.append(relabel(switches, held, ready, following, delta, tail))
         pieces = merge(switches)
         future = self.future[k] if self.spread is not None else set()
         reserved = {b for b, h in enumerate(held) if h is not None and perm_key(h.perm) in future}
@@ -152,14 +162,26 @@ class Seq:
                     reserved=reserved,
                     prefer=self.dedicated,
                     pack=True,
+                    tail_cost=tail,
                 )
-                wide = joint(pieces, held, ready, delta, following, reserved=reserved, pack=True)
+                wide = joint(
+                    pieces, held, ready, delta, following, reserved=reserved, pack=True, tail_cost=tail
+                )
                 narrow, spread = (lay_out(p, held, release, delta, self.pad) for p in (plan, wide))
                 if phase_end(spread, release) < phase_end(narrow, release) - delta:
                     return [spread]
                 return [narrow]
         keep = reserved | self.dedicated if self.later_few[k] else reserved
-        together = joint(pieces, held, ready, delta, following, reserved=keep, pack=len(pieces) <= 2 * self.s)
+        together = joint(
+            pieces,
+            held,
+            ready,
+            delta,
+            following,
+            reserved=keep,
+            pack=len(pieces) <= 2 * self.s,
+            tail_cost=tail,
+        )
         if self.spread is not None and keep:
             return [lay_out(together, held, release, delta, self.pad)]  # keep dedicated switches
         plans.append(together)
@@ -170,7 +192,7 @@ class Seq:
             reused = reuse(phase.demand, held, self.method, delta, {perm_key(p) for p, _ in pieces})
             if reused is not None:
                 self.reuse_at = len(plans)
-                plans.append(joint(reused, held, ready, delta, following))
+                plans.append(joint(reused, held, ready, delta, following, tail_cost=tail))
         return [lay_out(plan, held, release, delta, self.pad) for plan in plans]
 
     def step(
