@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocsched.assign import equalize, fill, greedy, loads, pack, place, timeline
-from ocsched.assign._fill import fill_pieces
+from ocsched.assign import equalize, fill, greedy, loads, pack, place, spectra_placement, timeline
+from ocsched.assign._kernels import fill_pieces
 from ocsched.decompose import Decomposition
 
 
@@ -119,3 +119,15 @@ def test_compiled_fill_matches_its_python_source(
         np.testing.assert_allclose(total, w, rtol=1e-12, atol=0)
         # a cut weight's float crumbs (< 1e-12 of it) go to its last piece
         assert (loads(packed, delta) <= horizon * (1 + 1e-12) + 1e-12 * w.max()).all()
+
+
+@given(
+    weights=st.lists(st.floats(0.0, 10.0), min_size=1, max_size=30),
+    s=st.integers(1, 12),
+    delta=st.sampled_from([0.0, 1e-9, 0.01, 0.5, 5.0]),
+)
+def test_compiled_spectra_placement_is_greedy_then_equalize(
+    weights: list[float], s: int, delta: float
+) -> None:
+    w = np.array(weights)
+    assert spectra_placement(w, s, delta) == equalize(greedy(w, s, delta), delta)

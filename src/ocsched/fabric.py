@@ -175,7 +175,7 @@ class Fabric:
         """Each switch's rate."""
         return tuple(x.rate for x in self.switches)
 
-    @property
+    @cached_property
     def is_uniform(self) -> bool:
         """True for today's fabric: identical rate-1 all-stop switches, nothing failed."""
         first = self.switches[0]
@@ -199,7 +199,15 @@ class Fabric:
         >>> Fabric.from_deltas([0.1, 0.1]).windows(0)
         []
         """
-        return sorted((d.start, d.end) for d in self.down if d.switch == switch)
+        return list(self._windows[switch])
+
+    @cached_property
+    def _windows(self) -> tuple[tuple[tuple[float, float], ...], ...]:
+        """Every switch's sorted down windows (placement asks for them switch by switch, often)."""
+        per: list[list[tuple[float, float]]] = [[] for _ in self.switches]
+        for d in self.down:
+            per[d.switch].append((d.start, d.end))
+        return tuple(tuple(sorted(w)) for w in per)
 
     def failed_ports(self, switch: int) -> dict[int, float]:
         """Return ``{port: time its link to switch fails}`` (the earliest, if listed twice)."""

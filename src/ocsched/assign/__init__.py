@@ -28,7 +28,16 @@ from numpy.typing import NDArray
 from ocsched._checks import check_choice
 from ocsched.assign.layout import _share, bff_timeline, order_for_partial, timeline_on
 from ocsched.assign.on_fabric import _eligible, _equalize_on, _greedy_on, _pack_on, _View
-from ocsched.assign.uniform import Assignment, equalize, fill, greedy, loads, pack, timeline
+from ocsched.assign.uniform import (
+    Assignment,
+    equalize,
+    fill,
+    greedy,
+    loads,
+    pack,
+    spectra_placement,
+    timeline,
+)
 from ocsched.decompose import Decomposition
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
@@ -46,6 +55,7 @@ __all__ = [
     "pack",
     "place",
     "place_on_fabric",
+    "spectra_placement",
     "timeline",
     "timeline_on",
 ]
@@ -68,7 +78,7 @@ def _greedy(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[
 
 
 def _equalize(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
-    return equalize(greedy(weights, switches, delta), delta)
+    return spectra_placement(weights, switches, delta)  # equalize(greedy(...)), compiled
 
 
 PLACEMENTS: dict[str, Placement] = {

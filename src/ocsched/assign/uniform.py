@@ -11,7 +11,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign._fill import bisect_horizon, fill_pieces
+from ocsched.assign._kernels import bisect_horizon, fill_pieces, greedy_equalize
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
@@ -96,6 +96,30 @@ def equalize(
     return out, splits
 
 
+def spectra_placement(weights: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
+    """``equalize(greedy(weights, switches, delta), delta)``, compiled: the same assignment and splits.
+
+    >>> spectra_placement(np.array([4.0]), 2, 0.0)
+    ([[(0, 2.0)], [(0, 2.0)]], 1)
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    order = np.argsort(-w, kind="stable")
+    rounds = 100 * (switches + w.size)  # equalize's default guard
+    cap = w.size + 2 * switches + 1  # equalize splits about once per switch; the arrays grow if not
+    while True:
+        sw, perm, length = _arrays(cap)
+        k, splits, converged = greedy_equalize(w, order, switches, float(delta), rounds, sw, perm, length)
+        if k != -2:
+            break
+        cap *= 4
+    if not converged:
+        log.info("equalize stopped after %d rounds without converging", rounds)
+    out: Assignment = [[] for _ in range(switches)]
+    for b, l, x in zip(sw[:k].tolist(), perm[:k].tolist(), length[:k].tolist(), strict=True):
+        out[b].append((l, x))
+    return out, splits
+
+
 def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: float) -> Assignment | None:
     """Fit the weights on switches of capacity ``horizon``, splitting only what does not fit whole.
 
@@ -171,7 +195,7 @@ def pack(
     """
     w = np.asarray(weights, dtype=np.float64)
     if start is None:
-        start = equalize(greedy(w, switches, delta), delta)[0]
+        start = spectra_placement(w, switches, delta)[0]
     best, best_t = start, float(loads(start, delta).max(initial=0.0))
     lo, hi = (float(w.sum()) + delta * w.size) / switches, best_t
     order = np.argsort(-w, kind="stable")

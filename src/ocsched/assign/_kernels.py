@@ -1,8 +1,10 @@
-"""The compiled inner loop of :func:`ocsched.assign.uniform.fill` (numba; plain Python without it).
+"""The compiled inner loops of :mod:`ocsched.assign.uniform` (numba; plain Python without it).
 
-``pack`` probes ``fill`` some 40 times per call, so this loop is most of ``spectra-pack``'s
-placement time and all of a reschedule's. The kernel writes pieces into flat arrays; the
-semantics (best fit whole, else cut over the emptiest switches) are exactly ``fill``'s.
+``pack`` probes ``fill`` some 40 times per call, and greedy + equalize run before it, so these
+loops are most of Spectra's placement time and all of a reschedule's. The kernels write pieces
+into flat arrays (switch, permutation, length, in the order they are placed); their semantics are
+exactly those of :func:`~ocsched.assign.uniform.greedy`, :func:`~ocsched.assign.uniform.equalize`
+and :func:`~ocsched.assign.uniform.fill`, ties included.
 """
 
 from __future__ import annotations
@@ -64,7 +66,15 @@ def fill_pieces(
             room[best] -= need
             continue
         last = -1
-        for b in np.argsort(-room, kind="mergesort"):
+        taken = np.zeros(switches, dtype=np.bool_)
+        for _ in range(switches):
+            # The emptiest switch not cut into yet, ties by index: a stable sort by room, lazily
+            # (the loop stops after a few switches; rooms of the others do not change meanwhile).
+            b = -1
+            for c in range(switches):
+                if not taken[c] and (b < 0 or room[c] > room[b]):
+                    b = c
+            taken[b] = True
             if room[b] - delta <= 0 or left <= 0:
                 break
             x = min(left, room[b] - delta)
@@ -111,3 +121,59 @@ def bisect_horizon(
         else:
             hi = mid
     return hi
+
+
+@_jit
+def greedy_equalize(
+    weights: NDArray[np.float64],
+    order: NDArray[np.int64],
+    switches: int,
+    delta: float,
+    rounds: int,
+    piece_switch: NDArray[np.int64],
+    piece_perm: NDArray[np.int64],
+    piece_len: NDArray[np.float64],
+) -> tuple[int, int, bool]:
+    """Greedy LPT in ``order``, then at most ``rounds`` equalization steps; (pieces, splits, converged).
+
+    A switch's pieces are the entries with its index, in array order (the order ``greedy`` and
+    ``equalize`` append them). Pieces -2: the arrays are too short (the caller grows them).
+    """
+    load = np.zeros(switches)
+    if order.size > piece_switch.size:
+        return -2, 0, False
+    k = 0
+    for idx in range(order.size):
+        l = order[idx]
+        b = int(np.argmin(load))
+        piece_switch[k], piece_perm[k], piece_len[k] = b, l, weights[l]
+        k += 1
+        load[b] += delta + weights[l]
+    if switches < 2:
+        return k, 0, True
+    # Loads piece by piece, in order: the same float sums as ``loads``.
+    load[:] = 0.0
+    for t in range(k):
+        load[piece_switch[t]] += _busy(piece_len[t], 1, delta)
+    splits = 0
+    for _ in range(rounds):
+        a_sw, b_sw = int(np.argmax(load)), int(np.argmin(load))
+        big = -1
+        for t in range(k):  # the first largest piece of A
+            if piece_switch[t] == a_sw and (big < 0 or piece_len[t] > piece_len[big]):
+                big = t
+        if load[a_sw] - load[b_sw] <= delta + 1e-9 * load[a_sw] or big < 0:
+            return k, splits, True
+        mid = (load[a_sw] + load[b_sw] + delta) / 2.0
+        x = load[a_sw] - mid
+        if piece_len[big] <= x:
+            return k, splits, True
+        if k >= piece_switch.size:
+            return -2, 0, False
+        piece_len[big] -= x
+        piece_switch[k], piece_perm[k], piece_len[k] = b_sw, piece_perm[big], x
+        k += 1
+        load[a_sw] = mid
+        load[b_sw] = mid
+        splits += 1
+    return k, splits, False
