@@ -489,3 +489,36 @@ def test_compiled_split_walk_equals_the_straightforward_one(
     for share in (0.5, 0.25):
         got = split_share(dem, share, rng=seed, order=order)
         assert np.array_equal(got, _reference_split_share(dem, share, seed, order))
+
+
+@given(
+    m=st.integers(1, 5).flatmap(
+        lambda n: st.lists(
+            st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.0, 3.5]), min_size=n, max_size=n),
+            min_size=n,
+            max_size=n,
+        )
+    ),
+    cap=st.sampled_from([1.0, 2.0, 10.0]),
+    warm=st.integers(0, 2),
+)
+def test_compiled_bottleneck_matches_brute_force(m: list[list[float]], cap: float, warm: int) -> None:
+    from ocsched.decompose._bottleneck import bottleneck
+
+    a = np.array(m)
+    n = a.shape[0]
+    rows, cols = np.nonzero(a)
+    vals = a[rows, cols]
+    # brute force: the best smallest entry over perfect matchings, among the values <= cap
+    cands = [v for v in np.unique(vals) if v <= cap]
+    want = max(
+        (
+            v
+            for v in cands
+            for p in itertools.permutations(range(n))
+            if all(a[i, p[i]] >= v for i in range(n))
+        ),
+        default=None,
+    )
+    start = [None, np.arange(n)[::-1].copy(), np.full(n, -1)][warm]  # any warm start, even a bad one
+    assert bottleneck(n, rows.astype(np.int64), cols.astype(np.int64), vals, cap, warm=start) == want
