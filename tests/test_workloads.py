@@ -467,7 +467,12 @@ def test_coflow_option_errors(tmp_path: Path) -> None:
         (gpt, {"hidden": -3}, "`hidden` must be an integer in 1..1000000000; got -3"),
         (gpt32, {"copies": 0}, "`copies` must be an integer in 1..128; got 0"),
         (moe8, {"copies": "2"}, "`copies` must be an integer in 1..512; got '2'"),
-        (moe, {"gpus": 65}, "`gpus` must be at most `experts` = 64; got 65"),
+        (
+            moe,
+            {"gpus": 65},
+            r"`gpus` must be at most `experts` = 64 \(preset 'olmoe-1b-7b'; give experts >= 65",
+        ),
+        (moe, {"gpus": 9, "experts": 8}, "`gpus` must be at most `experts` = 8; got 9"),
         (moe, {"top_k": 65}, "`top_k` must be at most `experts` = 64; got 65"),
         (moe, {"popularity": "pareto"}, "`popularity` must be one of uniform, zipf, dirichlet; got 'pareto'"),
         (moe, {"gini": 1.0}, r"`gini` must be in \[0, 0.984375\) .*; got 1.0"),

@@ -24,8 +24,7 @@ from ocsched.errors import InvalidInputError
 from ocsched.iteration import Iteration, Phase
 from ocsched.workloads.coflow import Trace, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
-from ocsched.workloads.moe import POPULARITIES, calibrate
-from ocsched.workloads.moe import PRESETS as MOE_PRESETS
+from ocsched.workloads.moe import POPULARITIES, calibrate, moe_shape
 
 __all__ = [
     "ITERATION_WORKLOADS",
@@ -295,17 +294,7 @@ def moe_iteration(
     >>> bool(np.allclose(it.phases[1].demand.to_dense(), d.T))
     True
     """
-    check_choice(preset, "preset", MOE_PRESETS)
-    shape = dict(MOE_PRESETS[preset])
-    for key, value in (("experts", experts), ("top_k", top_k), ("hidden", hidden)):
-        if value is not None:
-            shape[key] = check_int(value, key)
-    n_exp, k, h = shape["experts"], shape["top_k"], shape["hidden"]
-    g = check_int(gpus, "gpus")
-    if g > n_exp:
-        raise InvalidInputError(f"`gpus` must be at most `experts` = {n_exp}; got {g}")
-    if k > n_exp:
-        raise InvalidInputError(f"`top_k` must be at most `experts` = {n_exp}; got {k}")
+    g, n_exp, k, h = moe_shape(preset, gpus, experts, top_k, hidden)
     n_layers = check_int(layers, "layers")
     t = check_int(tokens, "tokens")
     e = check_int(bytes_per_element, "bytes_per_element")

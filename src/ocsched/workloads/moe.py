@@ -182,6 +182,38 @@ def calibrate(target: float, *, experts: int, popularity: str) -> float:
     return math.exp(0.5 * (lo + hi))
 
 
+def moe_shape(
+    preset: str, gpus: int, experts: int | None, top_k: int | None, hidden: int | None
+) -> tuple[int, int, int, int]:
+    """Checked ``(gpus, experts, top_k, hidden)``: the preset's shape with the given overrides.
+
+    >>> moe_shape("olmoe-1b-7b", 8, None, None, None)
+    (8, 64, 8, 2048)
+    >>> moe_shape("olmoe-1b-7b", 256, None, None, None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ocsched.errors.InvalidInputError: `gpus` must be at most `experts` = 64 (...give experts >= 256...
+    """
+    check_choice(preset, "preset", PRESETS)
+    shape = dict(PRESETS[preset])
+    for key, value in (("experts", experts), ("top_k", top_k), ("hidden", hidden)):
+        if value is not None:
+            shape[key] = check_int(value, key, maximum=MAX_SIZE)
+    n_exp, k, h = shape["experts"], shape["top_k"], shape["hidden"]
+    g = check_int(gpus, "gpus", maximum=MAX_GPUS)
+    if g * n_exp > MAX_GPU_EXPERTS:
+        raise InvalidInputError(
+            f"`gpus` * `experts` must be at most {MAX_GPU_EXPERTS} (a popularity per GPU and expert); "
+            f"got {g} * {n_exp}"
+        )
+    if g > n_exp:
+        where = "" if experts is not None else f" (preset {preset!r}; give experts >= {g} for more GPUs)"
+        raise InvalidInputError(f"`gpus` must be at most `experts` = {n_exp}{where}; got {g}")
+    if k > n_exp:
+        raise InvalidInputError(f"`top_k` must be at most `experts` = {n_exp}; got {k}")
+    return g, n_exp, k, h
+
+
 def moe(
     *,
     preset: str = "olmoe-1b-7b",
@@ -278,22 +310,7 @@ def moe(
     >>> bool(abs(d2.sum() / (2048 * 2) / (8 * 4096 * 8) - 7 / 8) < 0.01)  # 7/8 of slots leave
     True
     """
-    check_choice(preset, "preset", PRESETS)
-    shape = dict(PRESETS[preset])
-    for key, value in (("experts", experts), ("top_k", top_k), ("hidden", hidden)):
-        if value is not None:
-            shape[key] = check_int(value, key, maximum=MAX_SIZE)
-    n_exp, k, h = shape["experts"], shape["top_k"], shape["hidden"]
-    g = check_int(gpus, "gpus", maximum=MAX_GPUS)
-    if g * n_exp > MAX_GPU_EXPERTS:
-        raise InvalidInputError(
-            f"`gpus` * `experts` must be at most {MAX_GPU_EXPERTS} (a popularity per GPU and expert); "
-            f"got {g} * {n_exp}"
-        )
-    if g > n_exp:
-        raise InvalidInputError(f"`gpus` must be at most `experts` = {n_exp}; got {g}")
-    if k > n_exp:
-        raise InvalidInputError(f"`top_k` must be at most `experts` = {n_exp}; got {k}")
+    g, n_exp, k, h = moe_shape(preset, gpus, experts, top_k, hidden)
     t = check_int(tokens, "tokens", maximum=MAX_SIZE)
     e = check_int(bytes_per_element, "bytes_per_element", maximum=MAX_SIZE)
     fam = check_choice(popularity, "popularity", POPULARITIES)
