@@ -7,7 +7,10 @@ from pathlib import Path
 import numpy as np
 from typer.testing import CliRunner, Result
 
+import ocsched.exact.solve as exact_solve
+from ocsched.bounds import lower_bound
 from ocsched.cli import app
+from ocsched.exact import ExactResult, solve_exact
 from ocsched.model import Configuration
 
 
@@ -19,3 +22,22 @@ def run(*args: str | Path) -> Result:
 def conf(start: float, duration: float, perm: list[int]) -> Configuration:
     """A configuration from a permutation list (``perm[i] = j``, -1 idle)."""
     return Configuration(start, duration, np.array(perm, dtype=np.int64))
+
+
+def exact_without_strong_bounds(d: np.ndarray, s: int, delta: float, limit: float) -> ExactResult:
+    """``solve_exact`` given only the cheap lower bound.
+
+    solve_exact takes ``lower_bound(strong=True)`` as a constraint on T and as its proof of
+    optimality, so checking the strong bounds against its optimum would be circular (a bound
+    that is too high could not fail).
+    """
+    patched = exact_solve.lower_bound
+
+    def cheap(dem: object, **kw: object) -> float:
+        return lower_bound(dem, switches=kw["switches"], delta=kw["delta"])  # type: ignore[arg-type]
+
+    exact_solve.lower_bound = cheap  # type: ignore[assignment]
+    try:
+        return solve_exact(d, switches=s, delta=delta, time_limit=limit)
+    finally:
+        exact_solve.lower_bound = patched

@@ -152,3 +152,22 @@ def iterations(
             mats.append(make_demand(kind, n, draw(st.integers(0, 2**32 - 1))))
     gaps = [draw(st.sampled_from([0.0, 0.0, 0.01, 0.3, 2.0])) for _ in range(k)]
     return mats, gaps
+
+
+@st.composite
+def dense_demands(draw: st.DrawFn, min_n: int = 34, max_n: int = 44) -> NDArray[np.float64]:
+    """A dense demand large enough for the Spectra rounds' candidate graph (more than 32 entries a
+    line): every entry present, or a few holes (lines then turn critical in different rounds), with
+    continuous entries or few distinct values (ties)."""
+    n = draw(st.integers(min_n, max_n))
+    shape = (n, n)
+    if draw(st.booleans()):
+        d = draw(hnp.arrays(np.float64, shape, elements=st.floats(0.001, 1.0)))
+    else:
+        d = draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.25, 0.5, 1.0])))
+    if draw(st.booleans()):
+        holes = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+        for i, j in draw(st.lists(holes, max_size=3 * n)):
+            d[i, j] = 0.0
+    np.fill_diagonal(d, 0.0)
+    return d

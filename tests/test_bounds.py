@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import ocsched
 from cases import CASES, Case
 from ocsched.bounds import degree_bound, line_bound, line_packing_bound, lower_bound, refined_bound
-from ocsched.exact import optimal_split, solve_exact
+from ocsched.exact import optimal_split
 from ocsched.model import Demand
 from ocsched.schedulers import SCHEDULERS
 from strategies import deltas_for, demands, line_entries
@@ -121,13 +121,3 @@ def test_strong_bound_below_every_heuristic(d: np.ndarray, s: int, data: st.Data
             continue
         ms = ocsched.schedule(d, switches=s, delta=delta, algorithm=name).makespan
         assert strong <= ms * (1 + 1e-9) + 1e-12, name
-
-
-@pytest.mark.slow
-@settings(max_examples=12, deadline=None)
-@given(d=demands(max_n=4), s=st.integers(1, 3), data=st.data())
-def test_strong_bound_below_the_exact_optimum(d: np.ndarray, s: int, data: st.DataObject) -> None:
-    delta = data.draw(deltas_for(d))
-    res = solve_exact(d, switches=s, delta=delta, time_limit=30)
-    if res.optimal:
-        assert lower_bound(d, switches=s, delta=delta, strong=True) <= res.makespan * (1 + 1e-7) + 1e-12

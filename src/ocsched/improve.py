@@ -1,18 +1,29 @@
-"""Improve a placed schedule: re-optimise piece lengths by LP and drop pieces that cost a delay.
+"""Improve a placed schedule: better permutations, balanced placement, LP re-fit, piece removal.
 
 :func:`improve_schedule` starts from ``spectra-pack`` (Spectra's permutations, placed by
-bisection with splits) and keeps its *piece structure* (which permutation sits on which switch)
-as the variables of one LP:
+bisection with splits) and tries a few candidates beside it:
+
+- *permutations*: Spectra's, and the largest-first grouped ones of
+  :func:`ocsched.decompose._grouped.grouped_decompose` (entries of similar size share a
+  permutation, so the permutations' total length is close to its floor with Delta of them,
+  ``sum_t max_L d_{L,(t)}``; on dense skewed matrices such as ``generate("moe", gpus=64)``
+  Spectra's rounds stay about 2% above it);
+- *placement*: ``pack`` (best fit with splits), and :func:`balance_whole`, every permutation
+  whole with the switch loads evened out by local search (where delta is large, pack's split
+  pieces cost more delay than they even out).
+
+Each candidate's *piece structure* (which permutation sits on which switch) is then the
+variables of one LP:
 
     minimise T  s.t.  sum over pieces p holding entry e of x_p >= d_e   (every entry served)
                       sum over pieces p on switch b of (delta + x_p) <= T   (every load)
 
 The LP is free to serve an entry from several permutations and to shift length between the
 pieces of one permutation, which the per-permutation weights of Spectra cannot. A piece the LP
-leaves empty is dropped, saving its delay. Then up to ``max_steps`` of the smallest pieces are
-tried for removal one by one (local search: a piece is removed when the LP without it still
-ends earlier). Every candidate is repaired to exact coverage and only kept when its makespan is
-smaller, so the result is never worse than ``spectra-pack``.
+leaves empty is dropped, saving its delay. Then, from the best candidate, up to ``max_steps``
+of the smallest pieces are tried for removal one by one (local search: a piece is removed when
+the LP without it still ends earlier). Every candidate is repaired to exact coverage and only
+kept when its makespan is smaller, so the result is never worse than ``spectra-pack``.
 
 The scheduler ``spectra-opt`` is this, plus a short MILP on tiny supports
 (:func:`ocsched.exact.near_optimal`).
@@ -30,9 +41,11 @@ from numpy.typing import NDArray
 from ocsched.assign import PLACEMENTS, Assignment, loads, timeline
 from ocsched.decompose import decompose
 from ocsched.decompose._common import incidence
+from ocsched.decompose._grouped import grouped_decompose
 from ocsched.model import Configuration, Demand
+from ocsched.timing import busy
 
-__all__ = ["DEFAULT_TIME_LIMIT", "improve_schedule", "refit_pieces"]
+__all__ = ["DEFAULT_TIME_LIMIT", "balance_whole", "improve_schedule", "refit_pieces"]
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +55,15 @@ Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Default budget of :func:`improve_schedule`, in seconds (a safety net; ``max_steps`` normally ends it).
 DEFAULT_TIME_LIMIT = 2.0
-#: Default number of piece removals tried by :func:`improve_schedule`.
-DEFAULT_STEPS = 4
+#: Default number of piece removals tried by :func:`improve_schedule` (each one LP). Four of
+#: them improved none of 150 random instances (n = 3-8) nor any cell of the paper grid or the
+#: fresh instances of ``benchmarks/near_optimal.py``, so one is kept, for the time budget.
+DEFAULT_STEPS = 1
+#: Exponents of the grouped decompositions tried (see :func:`grouped_decompose`).
+GROUPED_POWERS = (8.0,)
+#: Largest ``Delta * n^2`` for the grouped decompositions (one dense n x n assignment per round):
+#: about 0.7 s at n = 192 dense; n = 256 dense (17e6) would take 3 s.
+GROUPED_MAX_WORK = 8_000_000
 
 
 def _pieces(assignment: Assignment) -> tuple[IntArray, IntArray]:
@@ -75,22 +95,32 @@ def refit_pieces(
     inc = incidence(demand, perms)[:, piece_perm].tocsr()  # entry x piece
     if (np.asarray(inc.sum(axis=1)).ravel() == 0).any():
         return None
+    # Solve in units of the largest entry: HiGHS's tolerances are absolute (1e-7), so demands of
+    # 1e-18 or 1e15 would otherwise be all round-off or all error.
+    scale = float(demand.values.max())
+    b = demand.values / scale
+    # Exact presolve (as in refit_weights): an entry on one piece only is a lower bound on that
+    # piece; an entry those bounds already cover is redundant. Only the rest go to HiGHS.
+    count = np.diff(inc.indptr)
+    single = count == 1
+    lb = np.zeros(np_)
+    np.maximum.at(lb, inc.indices[inc.indptr[:-1][single]], b[single])
+    multi = np.nonzero(count > 1)[0]
+    need = multi[inc[multi] @ lb < b[multi]] if multi.size else multi
     # Variables: x_p (np_), then T.
-    cover = sp.hstack([-inc, sp.csr_array((demand.nnz, 1))])
+    cover = sp.hstack([-inc[need], sp.csr_array((need.size, 1))])
     on_sw = sp.csr_array((np.ones(np_), (piece_switch, np.arange(np_))), shape=(switches, np_))
     load = sp.hstack([on_sw, sp.csr_array(-np.ones((switches, 1)))])
     counts = np.bincount(piece_switch, minlength=switches).astype(np.float64)
     a_ub = sp.vstack([cover, load]).tocsr()
-    # Solve in units of the largest entry: HiGHS's tolerances are absolute (1e-7), so demands of
-    # 1e-18 or 1e15 would otherwise be all round-off or all error.
-    scale = float(demand.values.max())
-    b_ub = np.concatenate([-demand.values, -delta * counts]) / scale
+    b_ub = np.concatenate([-b[need], -delta * counts / scale])
     c = np.zeros(np_ + 1)
     c[-1] = 1.0
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")  # type: ignore[call-overload]
+    bounds = np.column_stack([np.append(lb, 0.0), np.full(np_ + 1, np.inf)])
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")  # type: ignore[call-overload]
     if res.status != 0 or res.x is None:
         return None
-    x = np.maximum(np.asarray(res.x[:np_], dtype=np.float64), 0.0) * scale
+    x = np.maximum(np.asarray(res.x[:np_], dtype=np.float64), lb) * scale
     # Exact coverage: each short entry lengthens its longest serving piece by the shortfall.
     short = demand.values - inc @ x
     for e in np.nonzero(short > 0)[0].tolist():
@@ -99,6 +129,114 @@ def refit_pieces(
         x[p] += float(short[e])
         short = demand.values - inc @ x
     return x
+
+
+def balance_whole(
+    weights: FloatArray, switches: int, delta: float, *, max_moves: int | None = None
+) -> Assignment:
+    """Place every weight whole (no split) so that the switch loads are as even as local search finds.
+
+    Longest first onto the least-loaded switch (LPT), then steepest descent on the sum of the
+    squared loads with three moves: one weight to another switch, two weights swapped between
+    switches, and (when neither helps) two weights of one switch swapped for one of another,
+    which changes how many configurations the switches hold.
+
+    Parameters
+    ----------
+    weights : ndarray of float
+        The permutations' lengths (zero ones are left out).
+    switches : int
+        Number of identical switches s.
+    delta : float
+        Reconfiguration delay (each weight costs ``busy(w, 1, delta)`` on its switch).
+    max_moves : int, optional
+        Most improving moves (default ``4 m + 16`` for m weights).
+
+    Returns
+    -------
+    list of list of (int, float)
+        The assignment (see :mod:`ocsched.assign`), one piece per positive weight.
+
+    Notes
+    -----
+    Deterministic: ties go to the first candidate in index order. Each step costs
+    O(m^2 + m s); a two-for-one step O(m p) more, p the pairs on one switch. The sum of squares
+    falls strictly at every move, so the search ends. Where delta is large against the
+    weights, the number of configurations per switch decides the makespan, and LPT followed by
+    moves and swaps alone cannot change it without first making a switch worse.
+
+    Examples
+    --------
+    LPT ends at 7 (3 + 2 + 2 against 3 + 2); no move or swap of one weight helps, but two
+    weights of 2 for one of 3 does:
+
+    >>> a = balance_whole(np.array([3.0, 3.0, 2.0, 2.0, 2.0]), 2, 0.0)
+    >>> sorted(sum(x for _, x in sw) for sw in a)
+    [6.0, 6.0]
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    idx = np.nonzero(w > 0)[0]
+    x = busy(w[idx], 1, delta)
+    m, s = x.size, switches
+    out: Assignment = [[] for _ in range(s)]
+    if m == 0:
+        return out
+    of = np.zeros(m, dtype=np.int64)
+    load = np.zeros(s)
+    for l in np.argsort(-x, kind="stable").tolist():
+        b = int(np.argmin(load))
+        of[l] = b
+        load[b] += x[l]
+    cap = 4 * m + 16 if max_moves is None else max_moves
+    eye = np.eye(m, dtype=bool)
+    for _ in range(cap):
+        la = load[of]
+        # Change of sum(load^2) when amount t leaves a switch at load p for one at load q:
+        # (p - t)^2 + (q + t)^2 - p^2 - q^2 = 2 t (q - p) + 2 t^2.
+        move = 2 * x[:, None] * (load[None, :] - la[:, None]) + 2 * x[:, None] ** 2
+        move[np.arange(m), of] = np.inf
+        t = x[:, None] - x[None, :]
+        swap = 2 * t * (la[None, :] - la[:, None]) + 2 * t**2
+        swap[(of[:, None] == of[None, :]) | eye] = np.inf
+        i_mv, i_sw = int(np.argmin(move)), int(np.argmin(swap))
+        best = min(float(move.flat[i_mv]), float(swap.flat[i_sw]))
+        tol = 1e-12 * float(load.max()) ** 2
+        if best < -tol:
+            if float(move.flat[i_mv]) <= float(swap.flat[i_sw]):
+                l, b = divmod(i_mv, s)
+                load[of[l]] -= x[l]
+                load[b] += x[l]
+                of[l] = b
+            else:
+                l, k = divmod(i_sw, m)
+                a, b = int(of[l]), int(of[k])
+                load[a] += x[k] - x[l]
+                load[b] += x[l] - x[k]
+                of[l], of[k] = b, a
+            continue
+        # Two of one switch for one of another: the only move that changes the counts evenly.
+        iu, ju = np.triu_indices(m, 1)
+        same = of[iu] == of[ju]
+        p1, p2 = iu[same], ju[same]
+        if p1.size == 0:
+            break
+        t2 = (x[p1] + x[p2])[:, None] - x[None, :]
+        pa = load[of[p1]][:, None]
+        two = 2 * t2 * (la[None, :] - pa) + 2 * t2**2
+        two[of[p1][:, None] == of[None, :]] = np.inf
+        i2 = int(np.argmin(two))
+        if float(two.flat[i2]) >= -tol:
+            break
+        q, k = divmod(i2, m)
+        l1, l2 = int(p1[q]), int(p2[q])
+        a, b = int(of[l1]), int(of[k])
+        load[a] -= float(t2.flat[i2])
+        load[b] += float(t2.flat[i2])
+        of[l1] = of[l2] = b
+        of[k] = a
+    for l, b in zip(idx.tolist(), of.tolist(), strict=True):
+        out[b].append((l, float(w[l])))
+    return out
 
 
 def _assignment(piece_perm: IntArray, piece_switch: IntArray, x: FloatArray, switches: int) -> Assignment:
@@ -117,7 +255,7 @@ def improve_schedule(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     max_steps: int = DEFAULT_STEPS,
 ) -> tuple[Switches, int]:
-    """Return a schedule no longer than ``spectra-pack``'s, improved by LP re-fit and piece removal.
+    """Return a schedule no longer than ``spectra-pack``'s: the best candidate, re-fit, pieces removed.
 
     Parameters
     ----------
@@ -128,8 +266,9 @@ def improve_schedule(
     delta : float
         Reconfiguration delay.
     time_limit : float or None
-        Budget in seconds for the local search (None: until no removal helps). The first LP
-        re-fit always runs. Hitting it makes the result depend on the machine's speed.
+        Budget in seconds for the local search (None: until no removal helps). The candidates
+        and their LP re-fits always run. Hitting it makes the result depend on the machine's
+        speed.
     max_steps : int
         Piece removals tried (each one LP); the result depends on nothing else.
 
@@ -144,7 +283,10 @@ def improve_schedule(
     -----
     Deterministic: no randomness, and candidates are tried in a fixed order (smallest piece
     first, ties by permutation then switch). Each step solves one LP with ``nnz`` covering rows
-    and one column per piece (HiGHS), so a step costs about one Spectra weight re-fit.
+    and one column per piece (HiGHS), so a step costs about one Spectra weight re-fit. The
+    grouped permutations (when ``Delta n^2 <=`` :data:`GROUPED_MAX_WORK`) cost Delta dense n x n
+    assignments; they are placed whole only, and that placement needs no LP (each entry lies on
+    one permutation, whose length is its largest entry).
 
     Examples
     --------
@@ -157,22 +299,54 @@ def improve_schedule(
     s, d = switches, delta
     dec = decompose(demand, method="spectra", delta=d)
     start, _ = PLACEMENTS["pack"].func(dec.weights, s, d)  # exactly spectra-pack's placement
-    best_a, best_t = start, float(loads(start, d).max(initial=0.0))
+    start_t = float(loads(start, d).max(initial=0.0))
+    best_a, best_t, best_p = start, start_t, dec.perms
 
     steps = 0
 
     def deadline() -> bool:
         return steps >= max_steps or (time_limit is not None and time.perf_counter() - t0 >= time_limit)
 
-    perm, sw = _pieces(start)
-    x = refit_pieces(demand, dec.perms, perm, sw, s, d) if dec.weights.size else None
-    if x is not None:
-        keep = x > 0
-        perm, sw, x = perm[keep], sw[keep], x[keep]
-        cand = _assignment(perm, sw, x, s)
-        t = float(loads(cand, d).max(initial=0.0))
-        if t < best_t:
-            best_a, best_t = cand, t
+    # Candidates: Spectra's permutations and the grouped ones (largest entries together, see
+    # ocsched.decompose._grouped), each placed by pack and whole with balanced loads (where
+    # delta is large, pack's split pieces cost more than they even out). Pieces are re-fit by
+    # the LP where that can change them; the local search continues from the best candidate.
+    decs = [dec]
+    if dec.weights.size and demand.max_degree * demand.n**2 <= GROUPED_MAX_WORK:
+        decs += [grouped_decompose(demand, power=p) for p in GROUPED_POWERS]
+    seed: tuple[float, IntArray, IntArray, FloatArray, IntArray] | None = None
+    for k, dk in enumerate(decs):
+        if not dk.weights.size:
+            continue
+        # Grouped permutations are only placed whole: pack's split pieces would need an LP each
+        # and never won on the benchmarks.
+        placed = [start] if k == 0 else []
+        placed.append(balance_whole(dk.weights, s, d))
+        for a in placed:
+            t = float(loads(a, d).max(initial=0.0))
+            if a is not start and t >= start_t:
+                # Not even better than pack before its re-fit: one LP saved (time budget).
+                continue
+            if t < best_t:
+                best_a, best_t, best_p = a, t, dk.perms
+            perm, sw = _pieces(a)
+            if k > 0 and perm.size == np.unique(perm).size:
+                # One piece per permutation, one permutation per entry: the LP has nothing to move.
+                x: FloatArray | None = dk.weights[perm]
+            else:
+                x = refit_pieces(demand, dk.perms, perm, sw, s, d)
+            if x is None:
+                continue
+            keep = x > 0
+            perm, sw, x = perm[keep], sw[keep], x[keep]
+            cand = _assignment(perm, sw, x, s)
+            t = float(loads(cand, d).max(initial=0.0))
+            if t < best_t:
+                best_a, best_t, best_p = cand, t, dk.perms
+            if seed is None or t < seed[0]:
+                seed = (t, perm, sw, x, dk.perms)
+    if seed is not None:
+        _, perm, sw, x, perms = seed
         # Local search: remove the smallest pieces while that helps.
         tried: set[tuple[int, int]] = set()
         while not deadline():
@@ -184,13 +358,13 @@ def improve_schedule(
                 tried.add((int(perm[p]), int(sw[p])))
                 steps += 1
                 keep = np.arange(perm.size) != p
-                x2 = refit_pieces(demand, dec.perms, perm[keep], sw[keep], s, d)
+                x2 = refit_pieces(demand, perms, perm[keep], sw[keep], s, d)
                 if x2 is None:
                     continue
                 cand = _assignment(perm[keep], sw[keep], x2, s)
                 t = float(loads(cand, d).max(initial=0.0))
                 if t < best_t * (1 - 1e-12):
-                    best_a, best_t = cand, t
+                    best_a, best_t, best_p = cand, t, perms
                     on = x2 > 0
                     perm, sw, x = perm[keep][on], sw[keep][on], x2[on]
                     improved = True
@@ -198,4 +372,4 @@ def improve_schedule(
             if not improved:
                 break
     pieces = sum(len(b) for b in best_a)
-    return timeline(best_a, dec.perms, d), pieces - len({l for b in best_a for l, _ in b})
+    return timeline(best_a, best_p, d), pieces - len({l for b in best_a for l, _ in b})

@@ -208,7 +208,8 @@ SCHEDULERS: dict[str, Scheduler] = {
     ),
     "spectra-opt": Scheduler(
         _opt,
-        "spectra-pack improved: piece lengths re-fit by LP, pieces dropped; a short MILP on tiny supports",
+        "best of Spectra's and grouped permutations, packed or placed whole; piece lengths re-fit by LP, "
+        "pieces dropped; a short MILP on tiny supports",
     ),
     "spectra-bff": Scheduler(
         _bff,

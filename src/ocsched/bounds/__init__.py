@@ -6,6 +6,10 @@ maximum of all of them. One module per family of arguments:
 - :mod:`ocsched.bounds.lines`: one row or column at a time (line, degree, refined).
 - :mod:`ocsched.bounds.fabric`: per-switch delay and rate, down windows, failed links.
 - :mod:`ocsched.bounds.packing`: how one line's entries pack onto the switches (opt-in, ``strong=True``).
+- :mod:`ocsched.bounds.bands`: the configurations' total length, band by band of entry sizes
+  (``strong=True``).
+- :mod:`ocsched.bounds.slots`: a weighted count of one line's entries against the places its switch
+  groups offer (``strong=True``).
 """
 
 from __future__ import annotations
@@ -14,22 +18,27 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ocsched._checks import check_bool, check_delta, check_switches
+from ocsched.bounds.bands import band_bound
 from ocsched.bounds.fabric import fabric_entry_bound, fabric_line_bound
 from ocsched.bounds.lines import degree_bound, line_bound, refined_bound
 from ocsched.bounds.packing import line_packing_bound, packing_bound
+from ocsched.bounds.slots import line_slot_bound, slot_bound
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model import Demand, as_demand
 
 __all__ = [
+    "band_bound",
     "degree_bound",
     "fabric_entry_bound",
     "fabric_line_bound",
     "line_bound",
     "line_packing_bound",
+    "line_slot_bound",
     "lower_bound",
     "packing_bound",
     "refined_bound",
+    "slot_bound",
 ]
 
 
@@ -60,10 +69,14 @@ def lower_bound(
         :func:`fabric_line_bound`) the bounds above apply; otherwise the maximum of
         :func:`fabric_line_bound` and :func:`fabric_entry_bound`.
     strong : bool
-        Also take :func:`packing_bound` (identical switches only), the packing of each line's
-        entries with splits paid in delay. Much tighter when delta is large against the entries
-        (up to 17% higher on the paper's grid), but it costs about as much as scheduling with
-        ``spectra-pack`` or more (20-35 ms at n = 100), so :func:`schedule` does not call it.
+        Also take (identical switches only) :func:`packing_bound`, the packing of each line's
+        entries with splits paid in delay; :func:`band_bound`, the configurations' total length
+        counted band by band of entry sizes (all-stop model only); and :func:`slot_bound`, a
+        weighted count of one line's entries against what groups of switches can hold. Much
+        tighter when delta is large against the entries (packing: up to 17% higher on the
+        paper's grid; bands and slots: up to 2% and 4% on dense skewed MoE matrices), but it
+        costs about as much as scheduling with ``spectra-pack`` or more (10-35 ms at n = 100,
+        nearly all of it the packing bound), so :func:`schedule` does not call it.
 
     Returns
     -------
@@ -76,6 +89,9 @@ def lower_bound(
     0.6
     """
     dem = as_demand(demand)
+    # The band bound counts whole configurations, each preceded by delta on its switch: true in
+    # the all-stop model only (under "partial", kept circuits stay lit through a reconfiguration).
+    all_stop = fabric is None or fabric.model == "all-stop"
     if fabric is not None:
         if switches is not None or delta is not None:
             raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
@@ -89,7 +105,12 @@ def lower_bound(
     s = check_switches(switches)
     d = check_delta(delta)
     if check_bool(strong, "strong"):
-        return max(line_bound(dem, switches=s, delta=d), packing_bound(dem, switches=s, delta=d))
+        best = max(
+            line_bound(dem, switches=s, delta=d),
+            packing_bound(dem, switches=s, delta=d),
+            band_bound(dem, switches=s, delta=d) if all_stop else 0.0,
+        )
+        return slot_bound(dem, switches=s, delta=d, start=best)
     return max(
         line_bound(dem, switches=s, delta=d),
         degree_bound(dem, switches=s, delta=d),

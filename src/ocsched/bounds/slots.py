@@ -1,0 +1,169 @@
+"""Slot bound: a weighted count of one line's entries against what its switch groups can hold.
+
+:mod:`ocsched.bounds.packing` shows that the entries of one line split into groups (the
+components of the entry-switch graph), a group of entries A on m switches satisfying
+``sum_A (d_e + delta) <= m T - (m - 1) delta``. Its test counts how many switches the groups
+need from their sizes. This module counts *entries* instead, each weighted: when every switch
+holds about q configurations, a line with more than ``q s`` entries cannot fit, and a large
+entry, which leaves room for fewer small ones beside it, counts for more than one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ocsched.bounds.lines import _lines
+from ocsched.model import Demand
+
+__all__ = ["line_slot_bound", "slot_bound"]
+
+FloatArray = NDArray[np.float64]
+
+#: Weights tried for a large entry (a small one weighs 1).
+SLOT_WEIGHTS = (1.25, 1.5, 2.0)
+#: Numbers of large entries tried (the j largest of the line), besides none.
+SLOT_LARGE = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+#: Lines examined by :func:`slot_bound` (the heaviest by sum).
+SLOT_LINES = 4
+#: Relative width at which the bisection stops.
+_RTOL = 1e-6
+
+
+def _ruled_out(d: FloatArray, t: float, s: int, delta: float, big: int) -> NDArray[np.bool_]:
+    """Which of :data:`SLOT_WEIGHTS` rule out makespan t, given to the ``big`` largest entries (d ascending).
+
+    With ``big = 0`` all entries weigh 1 and the first value is the answer.
+    """
+    k = d.size
+    small, large = d[: k - big] + delta, d[k - big :] + delta
+    m = np.arange(1, s + 1, dtype=np.float64)
+    # Generous by a relative 1e-12: rounding must never make a feasible t look infeasible.
+    cap = (m * t - (m - 1) * delta) * (1 + 1e-12)
+    ps = np.concatenate([[0.0], np.cumsum(small)])
+    pl = np.concatenate([[0.0], np.cumsum(large)])
+    rest = cap[:, None] - pl[None, :]  # [m, i]: room left beside the i smallest large entries
+    fits = np.where(rest >= 0, np.searchsorted(ps, rest, side="right") - 1, -np.inf)
+    w = np.asarray(SLOT_WEIGHTS)
+    i = np.arange(big + 1, dtype=np.float64)
+    held = (w[:, None, None] * i[None, None, :] + fits[None]).max(axis=2)  # [weight, m]
+    total = (k - big) + w * big
+    return np.asarray(total > s * (held / m[None, :]).max(axis=1) * (1 + 1e-12))
+
+
+def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: float) -> float:
+    """Return a makespan at least ``start`` below which the entries of one line cannot be scheduled.
+
+    Parameters
+    ----------
+    entries : ndarray of float
+        The positive entries of one row or column.
+    switches : int
+        Number of identical switches s.
+    delta : float
+        Reconfiguration delay.
+    start : float
+        A known lower bound; the search goes up from it, and it is returned when the test
+        cannot rule it out.
+
+    Returns
+    -------
+    float
+        The bound.
+
+    Notes
+    -----
+    **Groups.** In a schedule of makespan T, join entry e of the line to switch b when a
+    configuration of b serves e. A connected component with entry set A and switch set B
+    satisfies ``|B| T >= S_A + delta (|A| + |B| - 1)`` (proof in
+    :func:`~ocsched.bounds.packing.line_packing_bound`), that is
+    ``sum_{e in A} (d_e + delta) <= cap(|B|) = |B| T - (|B| - 1) delta``. Components partition the
+    entries and use disjoint switches, so ``sum |B| <= s``.
+
+    **Weighted count.** Give each entry a weight ``v_e >= 0`` and let
+    ``U(m) = max {sum_{A'} v_e : A' a set of the line's entries, sum_{A'} (d_e + delta) <= cap(m)}``.
+    Each component holds at most ``U(|B|)`` weight, so
+    ``sum_e v_e <= sum_A U(|B_A|) <= s max_{1 <= m <= s} U(m) / m``. A T violating this is
+    infeasible.
+
+    **The weights tried.** The j largest entries weigh w > 1 and the others 1, for j in
+    :data:`SLOT_LARGE` (and j = 0) and w in :data:`SLOT_WEIGHTS`. With two weights, ``U(m)`` is
+    exact: a best set with i large entries takes the i smallest of them and then as many of the
+    smallest others as fit (swapping an entry for a smaller one of its class keeps the weight
+    and frees room), so U is a maximum over i of prefix sums found by binary search.
+
+    **Search.** ``cap(m)`` grows with T, hence so do U and the right-hand side: each test fails
+    on a half-line ``T < T*``. The bound is the largest T* over the weights, found by bisection
+    from ``start`` over the weights that fail there (the others fail nowhere above it); the
+    value returned is on the failing side.
+
+    Cost: O(s j) per test, one test per weight when nothing fails at ``start``.
+
+    Examples
+    --------
+    Sixteen switches, delta = 0.04, 60 entries of 0.97 / 60 and three of 0.05. The line bound
+    says 0.2275. But no switch holds five entries, one holding a large entry holds three more
+    only from ``0.05 + 3 * 0.97 / 60 + 4 * 0.04 = 0.2585`` on, and cutting a large entry in two
+    takes a fifth piece somewhere: below 0.2585, 63 entries need more than 64 places. (At
+    0.2585 three switches hold a large and three small entries, the others four small ones.)
+
+    >>> d = np.concatenate([np.full(60, (1.12 - 0.15) / 60), [0.05, 0.05, 0.05]])
+    >>> round(float(d.sum() + 63 * 0.04) / 16, 4)
+    0.2275
+    >>> round(line_slot_bound(d, switches=16, delta=0.04, start=0.2275), 4)
+    0.2585
+    """
+    d = np.sort(np.asarray(entries, dtype=np.float64))
+    d = d[d > 0]
+    k, s = d.size, switches
+    if k == 0 or delta <= 0 or start <= 0:
+        return float(start)
+    failing = [j for j in (0, *(j for j in SLOT_LARGE if j < k)) if _ruled_out(d, start, s, delta, j).any()]
+    if not failing:
+        return float(start)
+
+    def ruled_out(t: float) -> bool:
+        return any(bool(_ruled_out(d, t, s, delta, j).any()) for j in failing)
+
+    # Every entry whole on its own switch fits: T = max(d) + delta with s >= k, else the
+    # wrap-around makespan (one group of all the entries on all the switches).
+    hi = max(float(start), delta + (float(d.sum()) + delta * (k - 1)) / s, float(d[-1]) + delta)
+    while ruled_out(hi):  # pragma: no cover - the wrap-around makespan passes (one group)
+        hi *= 2.0
+    lo = float(start)
+    # Invariant: lo is ruled out, hi is not.
+    while hi - lo > _RTOL * hi:
+        mid = 0.5 * (lo + hi)
+        if ruled_out(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def slot_bound(
+    demand: Demand, *, switches: int, delta: float, start: float, lines: int = SLOT_LINES
+) -> float:
+    """Return the largest :func:`line_slot_bound` over the heaviest lines, never below ``start``.
+
+    Notes
+    -----
+    Each line's bound holds for the whole schedule (its entries must all be served), so the
+    maximum over any set of lines is a lower bound; the ``lines`` heaviest lines by sum are
+    examined, each from the best bound so far.
+
+    >>> d = Demand.from_matrix(np.full((4, 4), 1.0) - np.eye(4))
+    >>> round(slot_bound(d, switches=2, delta=0.5, start=2.25), 4)  # the optimum (one split)
+    2.5
+    """
+    if demand.nnz == 0 or delta <= 0:
+        return float(start)
+    line, vals, sums, _ = _lines(demand)
+    order = np.argsort(-sums, kind="stable")[: max(1, lines)]
+    by_line = np.argsort(line, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(line, minlength=sums.size))])
+    best = float(start)
+    for l in order.tolist():
+        entries = vals[by_line[bounds[l] : bounds[l + 1]]]
+        best = line_slot_bound(entries, switches=switches, delta=delta, start=best)
+    return best
