@@ -441,7 +441,7 @@ def test_cli_sweep_errors(tmp_path: Path) -> None:
     cfg.write_text(_toml(CONFIG))
     cases = [
         (["sweep", str(cfg), "--preset", "quick", "--out", "x"], "either CONFIG or --preset"),
-        (["sweep", "--preset", "huge", "--out", "x"], "'huge' is not one of 'paper', 'quick'"),
+        (["sweep", "--preset", "huge", "--out", "x"], "'huge' is not one of 'iterations', 'paper', 'quick'"),
         (["sweep", str(cfg)], "--out is required"),
         (["sweep", str(tmp_path / "none.toml"), "--out", "x"], "not found"),
     ]

@@ -50,10 +50,17 @@ class IterationSchedule:
     Examples
     --------
     >>> c0 = Configuration.from_circuits(0.5, 1.0, [(0, 1)], ports=2)
-    >>> c1 = Configuration.from_circuits(2.5, 2.0, [(0, 1)], ports=2)  # persists: no delay
-    >>> s = IterationSchedule(2, 0.5, ((c0, c1),), ((0, 1),), (0.0, 1.0), ("a", "b"))
+    >>> c1 = Configuration.from_circuits(1.7, 2.0, [(0, 1)], ports=2)  # persists: no delay
+    >>> s = IterationSchedule(2, 0.5, ((c0, c1),), ((0, 1),), (0.0, 0.2), ("a", "b"))
     >>> s.releases, s.ends, s.makespan, s.exposed, s.persisted
-    ((0.0, 2.5), (1.5, 4.5), 4.5, 3.5, 1)
+    ((0.0, 1.7), (1.5, 3.7), 3.7, 3.5, 1)
+
+    After a gap of at least delta, persisting saves nothing (the switch could have reconfigured
+    in the gap), so it does not count as reused:
+
+    >>> late = Configuration.from_circuits(2.5, 2.0, [(0, 1)], ports=2)
+    >>> IterationSchedule(2, 0.5, ((c0, late),), ((0, 1),), (0.0, 1.0), ("a", "b")).persisted
+    0
     """
 
     ports: int
@@ -132,10 +139,21 @@ class IterationSchedule:
         """Exposed communication: ``C_K`` minus the sum of the gaps."""
         return self.makespan - float(sum(self.gaps))
 
+    def reuses(self, previous: Configuration | None, conf: Configuration) -> bool:
+        """Whether ``conf`` persists from ``previous`` *and* that saved time: it starts less than a
+        delay after ``previous`` ends, so a reconfiguration could not have made it (a schedule that
+        pays every delay, like ``independent``, reuses nothing even where a permutation recurs).
+        """
+        return (
+            previous is not None
+            and persists(previous, conf)
+            and conf.start < previous.end + self.delta * (1 - 1e-9)
+        )
+
     @property
     def persisted(self) -> int:
-        """Configurations identical to the one their switch already held (they paid no delay)."""
-        return sum(persists(a, b) for sw in self.switches for a, b in itertools.pairwise(sw))
+        """Configurations that persisted and saved their delay (:meth:`reuses`)."""
+        return sum(self.reuses(a, b) for sw in self.switches for a, b in itertools.pairwise(sw))
 
     @property
     def hidden_delay(self) -> float:
@@ -143,17 +161,19 @@ class IterationSchedule:
 
         A configuration of phase k starting at t pays its delay over ``[t - delta, t]``; the part
         before ``R_k`` is hidden (in the gap or the previous phase's idle time). A persisting
-        configuration hides its whole delay.
+        configuration hides what of its delay it saved: the part of ``[t - delta, t]`` its switch
+        spent lit with the same permutation (no idle time waited it out), or before ``R_k``.
         """
         releases = self.releases
         total = 0.0
         for sw, ph in zip(self.switches, self.phase_of, strict=True):
             prev: Configuration | None = None
             for c, k in zip(sw, ph, strict=True):
-                if persists(prev, c):
-                    total += self.delta
-                else:
-                    total += min(self.delta, max(0.0, releases[k] - (c.start - self.delta)))
+                before = min(self.delta, max(0.0, releases[k] - (c.start - self.delta)))
+                if prev is not None and persists(prev, c):
+                    saved = min(self.delta, max(0.0, prev.end + self.delta - c.start))
+                    before = max(before, saved)
+                total += before
                 prev = c
         return total
 

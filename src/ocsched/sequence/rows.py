@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocsched.iteration import IterationSchedule, persists
+from ocsched.iteration import IterationSchedule
 from ocsched.model import Configuration
 
 
@@ -60,7 +60,8 @@ def phase_rows(schedule: IterationSchedule) -> list[dict[str, float | int | str]
     """Return one row per phase (what ``ocsched schedule`` prints for an iteration).
 
     Keys: ``phase`` (index), ``name``, ``gap``, ``release`` (``R_k``), ``end`` (``C_k``),
-    ``makespan`` (``C_k - R_k``), ``configurations`` and ``reused`` (how many of them persisted).
+    ``makespan`` (``C_k - R_k``), ``configurations`` and ``reused`` (how many of them persisted
+    and saved their delay, :meth:`~ocsched.iteration.IterationSchedule.reuses`).
 
     >>> from ocsched.iteration import Iteration, Phase
     >>> from ocsched.sequence import schedule_iteration
@@ -75,7 +76,7 @@ def phase_rows(schedule: IterationSchedule) -> list[dict[str, float | int | str]
         prev: Configuration | None = None
         for c, k in zip(sw, ph, strict=True):
             count[k] += 1
-            reused[k] += persists(prev, c)
+            reused[k] += schedule.reuses(prev, c)
             prev = c
     return [
         {

@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 #: Built-in configs, in ``ocsched/presets/<name>.toml``.
-PRESETS = ("paper", "quick")
+PRESETS = ("iterations", "paper", "quick")
 #: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
 FILE_WORKLOAD = "file"
 
