@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched._checks import check_delta
+from ocsched._checks import check_choice, check_delta
 from ocsched.decompose._assignment import max_weight_matching
 from ocsched.decompose._common import Decomposition
+from ocsched.decompose._eclipse_bounds import ScoreBounds, search
 from ocsched.decompose._stuffing import TOL, finish, unit_scale
 from ocsched.model import Demand
 
-__all__ = ["eclipse_decompose"]
+__all__ = ["METHODS", "eclipse_decompose"]
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -26,9 +28,16 @@ _ECLIPSE_QUANTILES = 32
 _ECLIPSE_REFINE = 16
 #: A residual whose active rows x columns are at most this many times its entries is matched densely.
 _DENSE_FACTOR = 16
+#: ``method="fast"`` scores every candidate whose bound is within this fraction of the best score:
+#: far above round-off (~1e-15) and the near-tie margin (1e-12), so every candidate that could win
+#: or tie is scored, and the others are proven below.
+_WINDOW = 1e-8
+
+#: The solvers of :func:`eclipse_decompose`.
+METHODS = ("fast", "reference")
 
 
-def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
+def eclipse_decompose(demand: Demand, *, delta: float, method: str = "fast") -> Decomposition:
     """Eclipse's greedy decomposition, run until the whole demand is served.
 
     Parameters
@@ -37,6 +46,8 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
         The demand D.
     delta : float
         Reconfiguration delay, the fixed cost of each matching.
+    method : {"fast", "reference"}
+        How the candidate durations are scored (the same decomposition either way, see Notes).
 
     Returns
     -------
@@ -46,16 +57,16 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     Raises
     ------
     InvalidInputError
-        If ``delta`` is negative or not finite.
+        If ``delta`` is negative or not finite, or ``method`` is unknown.
 
     Notes
     -----
     Each step picks a duration alpha and a matching M maximising the demand served per unit of
     time, ``sum_{(i,j) in M} min(R_ij, alpha) / (alpha + delta)`` for the residual R; M is a
-    maximum-weight matching on ``min(R, alpha)``
-    (on the residual's support, with the compiled warm-start solver of Spectra's rounds; ties
-    between equally good matchings may be broken differently from a dense assignment). The
-    duration is the largest amount M serves (<= alpha), and R drops by ``min(R, alpha)`` on M.
+    maximum-weight matching on ``min(R, alpha)`` (a dense assignment when most active pairs are
+    entries, else the compiled solver of Spectra's rounds on the residual's support; the two may
+    break ties between equally good matchings differently). The duration is the largest amount
+    M serves (<= alpha), and R drops by ``min(R, alpha)`` on M.
 
     At ``delta = 0`` the step is solved exactly: the ratio is at most the size of M and equals
     the maximum cardinality K exactly when some K-matching has all entries >= alpha, so the
@@ -68,6 +79,16 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     geometric grid of ratio 2^(1/4) between the smallest and the largest, and then 16 values
     spread between the best candidate's two neighbours: about 100 assignments per step instead
     of one per distinct value (1,600 for n = 100 with 16 flows per port).
+
+    ``method="reference"`` scores every candidate (one assignment each). ``method="fast"``
+    (the default) scores only the candidates that upper bounds on the score cannot rule out
+    (:mod:`~ocsched.decompose._eclipse_bounds`: line sums, monotonicity, the slope of the
+    matching value in alpha, and its convexity between scored candidates; the last step's
+    values bound this step's, as the residual only decreases), highest bound first, until every
+    candidate left is proven below ``1 - 1e-8`` times the best score. Every candidate that could
+    win or tie is still scored by the same assignment, so both methods return the same
+    decomposition; ``fast`` solves about 6 assignments per step instead of about 90 (standard
+    n = 2048, 16 flows per port, delta = 0.04: 187 instead of 2,869).
 
     References
     ----------
@@ -83,6 +104,7 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     [0.1, 0.9]
     """
     delta = check_delta(delta)
+    check_choice(method, "method", METHODS)
     n = demand.n
     if demand.nnz == 0:
         return Decomposition(np.zeros((0, n), np.int64), np.zeros(0))
@@ -93,6 +115,8 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
     res = demand.values / scale
     delta = delta / scale
     tol = TOL * float(res.max())
+    # (cap, W) of the last step's scored candidates: upper bounds for the next step's.
+    history: list[tuple[float, float]] | None = [] if method == "fast" else None
     perms: list[IntArray] = []
     weights: list[float] = []
     for _ in range(10 * demand.nnz + 10):  # a guard only; each step serves > 0
@@ -102,7 +126,7 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
         if delta == 0:
             alpha, e = _bottleneck_step(n, rows, cols, res, vals)
         else:
-            alpha, e = _ratio_step(n, rows, cols, res, vals, delta)
+            alpha, e = _ratio_step(n, rows, cols, res, vals, delta, history)
         amount = np.minimum(res[e], alpha)
         on = amount > 0
         e, amount = e[on], amount[on]
@@ -116,47 +140,81 @@ def eclipse_decompose(demand: Demand, *, delta: float) -> Decomposition:
 
 
 def _ratio_step(
-    n: int, rows: IntArray, cols: IntArray, res: FloatArray, vals: FloatArray, delta: float
+    n: int,
+    rows: IntArray,
+    cols: IntArray,
+    res: FloatArray,
+    vals: FloatArray,
+    delta: float,
+    history: list[tuple[float, float]] | None = None,
 ) -> tuple[float, IntArray]:
-    """One greedy step at delta > 0: the candidate durations, each a max-weight matching."""
+    """One greedy step at delta > 0: the candidate durations, each a max-weight matching.
 
+    With a ``history`` (``method="fast"``), only the candidates that the bounds of
+    :mod:`~ocsched.decompose._eclipse_bounds` cannot rule out are scored, and ``history`` is
+    replaced by this step's scored (cap, W) pairs.
+    """
+    score = _reference_score(n, rows, cols, res, vals, delta)
+    exact: dict[int, tuple[float, IntArray]] = {}
+    bounds = ScoreBounds(n, rows, cols, res) if history is not None else None
+
+    def add(keys: list[int]) -> None:
+        if history is None or bounds is None:
+            exact.update((k, score(k)) for k in keys)
+        else:
+            search(keys, vals, delta, bounds, history, exact, score, _WINDOW)
+
+    def value(k: int) -> float:  # a candidate ruled out scores below every scored one
+        return exact[k][0] if k in exact else -math.inf
+
+    cand = _eclipse_candidates(vals)
+    add(cand)
+    if vals.size > _ECLIPSE_ALL:
+        b = cand.index(max(cand, key=value))
+        lo, hi = cand[max(b - 1, 0)], cand[min(b + 1, len(cand) - 1)]
+        refine = np.unique(np.linspace(lo, hi, _ECLIPSE_REFINE).round().astype(np.int64)).tolist()
+        add([k for k in refine if k not in cand])
+    if history is not None:
+        history[:] = [(float(vals[k]), t[0] * (float(vals[k]) + delta)) for k, t in exact.items()]
+    # Among near-ties the longest duration wins: fewer reconfigurations.
+    top = max(t[0] for t in exact.values())
+    k = max(k for k, t in exact.items() if t[0] >= top * (1 - 1e-12))
+    return float(vals[k]), exact[k][1]
+
+
+def _reference_score(
+    n: int, rows: IntArray, cols: IntArray, res: FloatArray, vals: FloatArray, delta: float
+) -> Callable[[int], tuple[float, IntArray]]:
+    """The score of candidate ``k`` and its matching's entries, one assignment from scratch."""
     on = np.nonzero(res > 0)[0]
     ar, ri = np.unique(rows[on], return_inverse=True)
     ac, ci = np.unique(cols[on], return_inverse=True)
     # Dense residual (most active pairs are entries): one dense assignment per candidate, as
     # Eclipse is usually run; sparse residual: the compiled solver on the support.
-    dense = ar.size * ac.size <= _DENSE_FACTOR * on.size
-    if dense:
-        sub = np.zeros((ar.size, ac.size))
-        sub[ri, ci] = res[on]
-        entry = np.full((ar.size, ac.size), -1, dtype=np.int64)
-        entry[ri, ci] = on
+    if ar.size * ac.size > _DENSE_FACTOR * on.size:
 
-    def score(k: int) -> tuple[float, IntArray]:
+        def sparse_score(k: int) -> tuple[float, IntArray]:
+            alpha = float(vals[k])
+            m = np.minimum(res, alpha)
+            e = max_weight_matching(n, rows, cols, m)
+            return float(m[e].sum()) / (alpha + delta), e
+
+        return sparse_score
+    sub = np.zeros((ar.size, ac.size))
+    sub[ri, ci] = res[on]
+    entry = np.full((ar.size, ac.size), -1, dtype=np.int64)
+    entry[ri, ci] = on
+
+    def dense_score(k: int) -> tuple[float, IntArray]:
         from scipy.optimize import linear_sum_assignment
 
         alpha = float(vals[k])
-        if dense:
-            m_sub = np.minimum(sub, alpha)
-            r, c = linear_sum_assignment(m_sub, maximize=True)
-            e = entry[r, c][m_sub[r, c] > 0]
-            return float(m_sub[r, c].sum()) / (alpha + delta), e
-        m = np.minimum(res, alpha)
-        e = max_weight_matching(n, rows, cols, m)
-        return float(m[e].sum()) / (alpha + delta), e
+        m_sub = np.minimum(sub, alpha)
+        r, c = linear_sum_assignment(m_sub, maximize=True)
+        e = entry[r, c][m_sub[r, c] > 0]
+        return float(m_sub[r, c].sum()) / (alpha + delta), e
 
-    tried = {k: score(k) for k in _eclipse_candidates(vals)}
-    if vals.size > _ECLIPSE_ALL:
-        keys = sorted(tried)
-        b = keys.index(max(keys, key=lambda k: tried[k][0]))
-        lo, hi = keys[max(b - 1, 0)], keys[min(b + 1, len(keys) - 1)]
-        for k in np.unique(np.linspace(lo, hi, _ECLIPSE_REFINE).round().astype(np.int64)).tolist():
-            if k not in tried:
-                tried[k] = score(k)
-    # Among near-ties the longest duration wins: fewer reconfigurations.
-    top = max(t[0] for t in tried.values())
-    k = max(k for k, t in tried.items() if t[0] >= top * (1 - 1e-12))
-    return float(vals[k]), tried[k][1]
+    return dense_score
 
 
 def _bottleneck_step(
