@@ -9,8 +9,9 @@ not counted. The reference solver is skipped where it would take minutes (dense 
 
 Columns: instance, algorithm, n, nnz, reference time, new time, ratio, peak memory of the new
 run, makespan new/reference, makespan/lower bound. Then the time of ``validate`` and
-``lower_bound`` on the new schedule, and the peers at standard n=2048 (new code only: the old
-peers are not kept).
+``lower_bound`` on the new schedule, and the peers at standard n=2048 (against the previous code
+for Eclipse, kept as ``eclipse_decompose(..., method="reference")``; the other peers' previous
+code is not kept).
 """
 
 from __future__ import annotations
@@ -99,6 +100,14 @@ def _child(path: str, mode: str) -> None:
             t = time.process_time()
             out["bound"] = lower_bound(dem, switches=S, delta=DELTA)
             out["bound_time"] = time.process_time() - t
+    elif mode == "eclipse-reference":  # Eclipse's previous search, kept as method="reference"
+        from ocsched.decompose.eclipse import eclipse_decompose
+
+        eclipse_decompose(warm, delta=DELTA, method="reference")
+        t = time.process_time()
+        dec = eclipse_decompose(dem, delta=DELTA, method="reference")
+        sw, _ = place(dec, switches=S, delta=DELTA, method="equalize")  # the eclipse scheduler's placement
+        out[mode] = {"time": time.process_time() - t, "makespan": _makespan(sw)}
     else:  # a peer scheduler
         assert (mode in SCHEDULERS and mode not in DECOMPOSERS) or mode in SCHEDULERS
         schedule(warm, switches=2, delta=DELTA, algorithm=mode, rng=0)
@@ -183,9 +192,16 @@ def main() -> None:
                     got = _run(path, peer, args.timeout)
                     new_t = f"{got[peer]['time']:.2f}" if got else "timeout"
                     peak = f"{got['peak_mb']:.0f}" if got else "-"
+                    ref_t, ratio, mk = "-", "-", "-"
+                    if peer == "eclipse" and got:  # the one peer whose previous code is kept
+                        ref = _run(path, "eclipse-reference", args.timeout)
+                        if ref:
+                            r = ref["eclipse-reference"]
+                            ref_t, ratio = f"{r['time']:.2f}", f"{r['time'] / got[peer]['time']:.1f}x"
+                            mk = f"{got[peer]['makespan'] / r['makespan']:.5f}"
                     print(
-                        f"{name:<15} {peer:<16} {dem.n:>5} {dem.nnz:>8} {'-':>8} {new_t:>8} "
-                        f"{'-':>7} {peak:>8} {'-':>10} {'-':>7}",
+                        f"{name:<15} {peer:<16} {dem.n:>5} {dem.nnz:>8} {ref_t:>8} {new_t:>8} "
+                        f"{ratio:>7} {peak:>8} {mk:>10} {'-':>7}",
                         flush=True,
                     )
                 continue
