@@ -187,13 +187,14 @@ def _identical_live(fabric: Fabric, t0: float) -> list[int]:
     """
     if fabric.failed_links:
         return []
-    live = []
-    for b in range(fabric.size):
-        wins = [w for w in fabric.windows(b) if w[1] > t0]
-        if not wins:
-            live.append(b)
-        elif len(wins) > 1 or wins[0][0] > t0 or wins[0][1] != np.inf:
-            return []
+    dead = set()
+    for w in fabric.down:
+        if w.end <= t0:
+            continue  # over before scheduling starts
+        if w.start > t0 or w.end != np.inf:
+            return []  # a switch that comes back, or goes down later
+        dead.add(w.switch)
+    live = [b for b in range(fabric.size) if b not in dead]
     if len({fabric.deltas[b] for b in live}) > 1 or any(fabric.rates[b] != 1.0 for b in live):
         return []
     return live

@@ -177,3 +177,57 @@ def greedy_equalize(
         load[b_sw] = mid
         splits += 1
     return k, splits, False
+
+
+@_jit
+def pack_pieces(
+    weights: NDArray[np.float64],
+    order: NDArray[np.int64],
+    switches: int,
+    delta: float,
+    rounds: int,
+    lo: float,
+    piece_switch: NDArray[np.int64],
+    piece_perm: NDArray[np.int64],
+    piece_len: NDArray[np.float64],
+    fill_switch: NDArray[np.int64],
+    fill_perm: NDArray[np.int64],
+    fill_len: NDArray[np.float64],
+) -> tuple[int, bool, bool]:
+    """:func:`ocsched.assign.uniform.pack` from Spectra's start: (pieces, packed, equalize converged).
+
+    The start (greedy + equalize) goes to ``piece_*``, the packing to ``fill_*``; ``packed`` says
+    which one won (the packing only if it ends strictly earlier). ``lo`` is the bisection's lower
+    end, ``(sum(w) + m delta) / s``, computed by the caller (numpy's pairwise sum). Pieces -2:
+    some arrays are too short (the caller grows them).
+    """
+    k, _, converged = greedy_equalize(
+        weights, order, switches, delta, rounds, piece_switch, piece_perm, piece_len
+    )
+    if k == -2:
+        return -2, False, converged
+    load = np.zeros(switches)
+    for t in range(k):  # the same float sums as ``loads``: piece by piece, in order
+        load[piece_switch[t]] += _busy(piece_len[t], 1, delta)
+    best_t = load.max()
+    if order.size == 0:
+        return k, False, converged
+    kf = fill_pieces(weights, order, switches, delta, best_t, fill_switch, fill_perm, fill_len)
+    if kf == -1:
+        return k, False, converged
+    if kf == -2:
+        return -2, False, converged
+    hi = bisect_horizon(weights, order, switches, delta, lo, best_t, fill_switch, fill_perm, fill_len)
+    if np.isnan(hi):
+        return -2, False, converged
+    kf = fill_pieces(weights, order, switches, delta, hi, fill_switch, fill_perm, fill_len)
+    if kf == -2:
+        return -2, False, converged
+    if kf == -1:
+        return k, False, converged
+    load[:] = 0.0
+    for t in range(kf):
+        load[fill_switch[t]] += _busy(fill_len[t], 1, delta)
+    if load.max() < best_t:
+        return kf, True, converged
+    return k, False, converged

@@ -11,7 +11,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign._kernels import bisect_horizon, fill_pieces, greedy_equalize
+from ocsched.assign._kernels import bisect_horizon, fill_pieces, greedy_equalize, pack_pieces
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
@@ -114,10 +114,7 @@ def spectra_placement(weights: NDArray[np.float64], switches: int, delta: float)
         cap *= 4
     if not converged:
         log.info("equalize stopped after %d rounds without converging", rounds)
-    out: Assignment = [[] for _ in range(switches)]
-    for b, l, x in zip(sw[:k].tolist(), perm[:k].tolist(), length[:k].tolist(), strict=True):
-        out[b].append((l, x))
-    return out, splits
+    return _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k]), splits
 
 
 def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: float) -> Assignment | None:
@@ -150,10 +147,7 @@ def _fill(
         cap *= 4
     if k < 0:
         return None
-    out: Assignment = [[] for _ in range(switches)]
-    for b, l, x in zip(sw[:k].tolist(), perm[:k].tolist(), length[:k].tolist(), strict=True):
-        out[b].append((l, x))
-    return out
+    return _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k])
 
 
 def _bisect(
@@ -195,7 +189,7 @@ def pack(
     """
     w = np.asarray(weights, dtype=np.float64)
     if start is None:
-        start = spectra_placement(w, switches, delta)[0]
+        return _pack_from_spectra(w, switches, delta)
     best, best_t = start, float(loads(start, delta).max(initial=0.0))
     lo, hi = (float(w.sum()) + delta * w.size) / switches, best_t
     order = np.argsort(-w, kind="stable")
@@ -205,6 +199,34 @@ def pack(
         if trial is not None and loads(trial, delta).max(initial=0.0) < best_t:
             best = trial
     return best, sum(len(sw) for sw in best) - int(np.count_nonzero(w > 0))
+
+
+def _pieces_to_assignment(
+    switches: int, sw: NDArray[np.int64], perm: NDArray[np.int64], length: NDArray[np.float64]
+) -> Assignment:
+    out: Assignment = [[] for _ in range(switches)]
+    for b, l, x in zip(sw.tolist(), perm.tolist(), length.tolist(), strict=True):
+        out[b].append((l, x))
+    return out
+
+
+def _pack_from_spectra(w: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
+    """:func:`pack` with Spectra's start, all of it in one compiled call (the same assignment)."""
+    order = np.argsort(-w, kind="stable")
+    lo = (float(w.sum()) + delta * w.size) / switches
+    rounds = 100 * (switches + w.size)  # equalize's default guard
+    cap = w.size + 2 * switches + 1
+    while True:
+        start, fill = _arrays(cap), _arrays(cap)
+        k, packed, converged = pack_pieces(w, order, switches, float(delta), rounds, lo, *start, *fill)
+        if k != -2:
+            break
+        cap *= 4
+    if not converged:
+        log.info("equalize stopped after %d rounds without converging", rounds)
+    sw, perm, length = fill if packed else start
+    best = _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k])
+    return best, k - int(np.count_nonzero(w > 0))
 
 
 def timeline(
