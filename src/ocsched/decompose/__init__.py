@@ -20,13 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
 from ocsched._checks import check_choice, check_delta
 from ocsched.decompose._common import Decomposition, refit_weights, top_up
 from ocsched.decompose.bvn import bvn_decompose
 from ocsched.decompose.eclipse import eclipse_decompose
 from ocsched.decompose.solstice import solstice_decompose
 from ocsched.decompose.spectra import spectra_decompose
-from ocsched.model import Demand
+from ocsched.model import Demand, as_demand
 
 __all__ = [
     "DECOMPOSERS",
@@ -76,13 +79,15 @@ DECOMPOSERS: dict[str, Decomposer] = {
 }
 
 
-def decompose(demand: Demand, *, method: str = "spectra", delta: float = 0.0) -> Decomposition:
+def decompose(
+    demand: ArrayLike | sp.sparray | sp.spmatrix | Demand, *, method: str = "spectra", delta: float = 0.0
+) -> Decomposition:
     """Decompose ``demand`` with the named method (a key of :data:`DECOMPOSERS`).
 
     Parameters
     ----------
-    demand : Demand
-        A validated demand.
+    demand : array_like, sparse matrix or Demand
+        The demand (validated like every input: square, finite, non-negative).
     method : str
         A key of :data:`DECOMPOSERS`.
     delta : float
@@ -95,8 +100,8 @@ def decompose(demand: Demand, *, method: str = "spectra", delta: float = 0.0) ->
 
     Examples
     --------
-    >>> decompose(Demand.from_matrix([[0, 1], [1, 0]])).weights.tolist()
+    >>> decompose([[0, 1], [1, 0]]).weights.tolist()
     [1.0]
     """
     check_choice(method, "method", DECOMPOSERS)
-    return DECOMPOSERS[method].func(demand, check_delta(delta))
+    return DECOMPOSERS[method].func(as_demand(demand), check_delta(delta))

@@ -65,6 +65,7 @@ def _augment(
     heap_v: IntArray,
     touched: IntArray,
     sr: IntArray,
+    prune: bool,
 ) -> None:
     """One shortest augmenting path (Dijkstra on reduced costs) from the free left node ``a0``.
 
@@ -82,6 +83,11 @@ def _augment(
     ns += 1
     sink = -1
     min_val = 0.0
+    # With ``prune``, the least distance of a free right node seen so far: a node farther than
+    # that is never settled before the sink, so it is not pushed (a smaller heap; the settled
+    # nodes and their distances are the same, only ties may be settled in another order). The
+    # rounds prune; Eclipse's max_weight_matching does not, so its matchings stay as they were.
+    lim = inf
     while True:
         ucur = u[cur]
         if cur < n:
@@ -91,7 +97,9 @@ def _augment(
                 if final[r]:
                     continue
                 nd = cur_d + cost[e] - ucur - v[r]
-                if nd < dist[r]:
+                if nd < dist[r] and (not prune or nd <= lim):
+                    if match_r[r] < 0:
+                        lim = nd
                     if dist[r] == inf:
                         touched[nt] = r
                         nt += 1
@@ -113,7 +121,9 @@ def _augment(
             r = n + cur
             if not final[r]:
                 nd = cur_d - ucur - v[r]
-                if nd < dist[r]:
+                if nd < dist[r] and (not prune or nd <= lim):
+                    if match_r[r] < 0:
+                        lim = nd
                     if dist[r] == inf:
                         touched[nt] = r
                         nt += 1
@@ -138,7 +148,9 @@ def _augment(
                 if final[r]:
                     continue
                 nd = cur_d - ucur - v[r]
-                if nd < dist[r]:
+                if nd < dist[r] and (not prune or nd <= lim):
+                    if match_r[r] < 0:
+                        lim = nd
                     if dist[r] == inf:
                         touched[nt] = r
                         nt += 1
@@ -338,7 +350,7 @@ def _solve(
         if match_l[a] < 0:
             _augment(
                 a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
-                dist, pred, pred_e, final, heap_k, heap_v, touched, sr,
+                dist, pred, pred_e, final, heap_k, heap_v, touched, sr, True,
             )  # fmt: skip
 
 
@@ -413,7 +425,7 @@ def _max_weight(
                 continue
         _augment(
             a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
-            dist, pred, pred_e, final, heap_k, heap_v, touched, sr,
+            dist, pred, pred_e, final, heap_k, heap_v, touched, sr, False,
         )  # fmt: skip
     return edge_l[:n].copy()
 

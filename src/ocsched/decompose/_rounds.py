@@ -12,8 +12,19 @@ a port may stay idle at no cost). The compiled driver (numba):
 - works on the live entries only: an entry already covered on a critical line can never be
   chosen again (a critical line must take an uncovered entry) and is dropped, amortised;
 - on dense input solves each round on a candidate graph (each row's 16 entries of least
-  reduced cost) and prices out every other live entry through per-line lower bounds that stay
-  valid as prices fall, re-scanning a line only when its dual passes its bound.
+  reduced cost, copied into contiguous arrays so that the solver's scans stay in cache) and
+  prices out every other live entry through per-line lower bounds that stay valid as prices
+  fall, re-scanning a line only when its dual passes its bound;
+- keeps each row's live entries in order of cost while that order lasts (on dense input every
+  line is critical from the first round, so costs never change after it): a re-scan then reads
+  the row in that order and stops at the first entry that cannot beat its current 16th best
+  even at the highest column price, typically after a few dozen entries instead of the whole row.
+
+Measured (CPU s in these rounds, old and new code interleaved in one process on a 2-core machine
+shared with other jobs): dense uniform random n=512 / 1024 / 2048 from 0.69 / 4.4 / 36 s before
+the contiguous candidate graph, the rows kept in order of cost and the pruned augmenting paths
+of :mod:`~ocsched.decompose._assignment`, to 0.61 / 3.3 / 18 s after. Where the time goes at
+n=1024 now: auction steps ~25%, augmenting paths ~40%, pricing ~15%, the last sparse rounds ~10%.
 
 Memory is O(nnz + n): no n x n array.
 """
@@ -21,6 +32,7 @@ Memory is O(nnz + n): no n x n array.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,65 +49,95 @@ FloatArray = NDArray[np.float64]
 
 #: Entries per row in the candidate graph on dense input (more only where pricing asks).
 _CANDIDATES = 16
+#: Live entries per row (on average) above which a round is solved on the candidate graph
+#: (measured in one process: 32 beats 64 by 4% on dense n=512 and 9% on MoE n=256).
+_DENSE_AT = 32
 #: Pricing passes per round before the round is finished on the whole live graph.
 _MAX_PRICING = 32
 
 
 @_jit
+def _keep_least(
+    x: float, e: int, nb: int, cap: int, best_k: FloatArray, best_e: IntArray
+) -> tuple[int, float]:
+    """Insert entry ``e`` of key ``x`` into the sorted list of the ``cap`` least keys so far.
+
+    Returns the new length and the key left out (``x`` itself, or the largest kept one pushed
+    out; inf when nothing was).
+    """
+    if nb == cap and not x < best_k[nb - 1]:
+        return nb, x
+    out = np.inf
+    if nb == cap:  # the largest of the kept is pushed out
+        out = best_k[nb - 1]
+        nb -= 1
+    q = nb
+    while q > 0 and best_k[q - 1] > x:
+        best_k[q] = best_k[q - 1]
+        best_e[q] = best_e[q - 1]
+        q -= 1
+    best_k[q] = x
+    best_e[q] = e
+    return nb + 1, out
+
+
+@_jit
 def _rescan(
     i: int,
-    n: int,
     lptr: IntArray,
     lent: IntArray,
     cols: IntArray,
     cost: FloatArray,
     v: FloatArray,
+    vmax: float,
     edge_l: IntArray,
     cand: IntArray,
     ccount: IntArray,
     incand: NDArray[np.bool_],
     lb: FloatArray,
-    lbc: FloatArray,
+    order: Any,
     best_k: FloatArray,
     best_e: IntArray,
 ) -> None:
     """Row i's candidates: its cand_k live entries of least ``cost - v`` and its matched one.
 
-    ``lb[i]`` becomes the least ``cost - v`` left out, and every entry left out lowers its
-    column's mirror bound ``lbc`` to its current value.
+    ``lb[i]`` becomes a lower bound of ``cost - v`` on the entries left out. Where the row's live
+    entries are still in order of cost (``order``: ``by_cost[sbeg[i]:send[i]]``, with their
+    columns and costs, less ``shift[i]``), the scan stops at the first entry whose
+    ``cost - vmax`` (``vmax`` >= every column price) cannot enter the list.
     """
+    by_cost, s_col, s_cost, shift, sbeg, send, sorted_ok, live = order
     cand_k = cand.shape[1] - 1
     for q in range(ccount[i]):
         incand[cand[i, q]] = False
     nb = 0
     low = np.inf
     keep = edge_l[i]
-    for t in range(lptr[i], lptr[i + 1]):
-        e = lent[t]
-        if e == keep:
-            continue
-        x = cost[e] - v[cols[e]]
-        out = e
-        xo = x
-        if nb < cand_k or x < best_k[nb - 1]:
-            if nb == cand_k:  # the largest of the kept is pushed out
-                out = best_e[nb - 1]
-                xo = best_k[nb - 1]
-                nb -= 1
-            else:
-                out = -1
-            q = nb
-            while q > 0 and best_k[q - 1] > x:
-                best_k[q] = best_k[q - 1]
-                best_e[q] = best_e[q - 1]
-                q -= 1
-            best_k[q] = x
-            best_e[q] = e
-            nb += 1
-        if out >= 0:
-            low = min(low, xo)
-            j = cols[out]
-            lbc[j] = min(lbc[j], -v[n + i])
+    if sorted_ok[i]:
+        t = sbeg[i]
+        while t < send[i] and not live[by_cost[t]]:  # a dead prefix is never scanned again
+            t += 1
+        sbeg[i] = t
+        s = shift[i]
+        while t < send[i]:
+            e = by_cost[t]
+            if e == keep or not live[e]:
+                t += 1
+                continue
+            c = s_cost[t] - s  # == cost[e], read in order
+            if nb == cand_k and c - vmax >= best_k[nb - 1]:
+                low = min(low, c - vmax)  # bounds this entry and every later one
+                break
+            nb, out = _keep_least(c - v[s_col[t]], e, nb, cand_k, best_k, best_e)
+            low = min(low, out)
+            t += 1
+    else:
+        for t in range(lptr[i], lptr[i + 1]):
+            e = lent[t]
+            if e == keep:
+                continue
+            nb, out = _keep_least(cost[e] - v[cols[e]], e, nb, cand_k, best_k, best_e)
+            low = min(low, out)
     c = 0
     if keep >= 0:
         cand[i, c] = keep
@@ -176,6 +218,7 @@ def _run_rounds(
     values: FloatArray,
     penalty: float,
     cand_k: int,
+    dense_at: int,
     ent: IntArray,
     ent_ptr: IntArray,
     weights: FloatArray,
@@ -202,15 +245,39 @@ def _run_rounds(
     covered_since = 0
     # The graph the solver sees: the live entries, or on dense input each row's cand_k entries
     # of least reduced cost (a candidate graph, priced out against every live entry).
+    # The candidate graph is copied into contiguous arrays (each candidate's column, cost and,
+    # by column, row): the solver's scans then stay in cache on large inputs.
+    gsize = min(nnz, n * (cand_k + 1))
     gptr = np.zeros(n + 1, dtype=np.int64)
-    gent = np.empty(nnz, dtype=np.int64)
+    gent = np.empty(gsize, dtype=np.int64)
+    gidx = np.arange(gsize)
+    gcol = np.empty(gsize, dtype=np.int64)
+    gcost = np.empty(gsize)
+    grow = np.empty(gsize, dtype=np.int64)
+    gpos = np.zeros(nnz, dtype=np.int64)
     gcptr = np.zeros(n + 1, dtype=np.int64)
-    gcent = np.empty(nnz, dtype=np.int64)
+    gcent = np.empty(gsize, dtype=np.int64)
     cand = np.empty((n, cand_k + 1), dtype=np.int64)
     ccount = np.zeros(n, dtype=np.int64)
     incand = np.zeros(nnz, dtype=np.bool_)
     lb = np.full(n, inf)
     lbc = np.full(n, inf)
+    # live[e]: not yet covered, or on no critical line (a dead entry is never chosen again).
+    live = np.ones(nnz, dtype=np.bool_)
+    by_cost = np.empty(nnz, dtype=np.int64)
+    s_col = np.empty(nnz, dtype=np.int64)
+    s_cost = np.empty(nnz)
+    shift = np.zeros(n)
+    sbeg = np.zeros(n, dtype=np.int64)
+    send = np.zeros(n, dtype=np.int64)
+    sorted_ok = np.zeros(n, dtype=np.bool_)
+    rowmax = 0
+    for i in range(n):
+        rowmax = max(rowmax, indptr0[i + 1] - indptr0[i])
+    order = (by_cost, s_col, s_cost, shift, sbeg, send, sorted_ok, live)
+    sort_key = np.empty(rowmax)
+    sort_ent = np.empty(rowmax, dtype=np.int64)
+    vmax = inf
     built = False
     best_k = np.empty(cand_k + 1)
     best_e = np.empty(cand_k + 1, dtype=np.int64)
@@ -250,11 +317,20 @@ def _run_rounds(
         # The previous permutation's entries changed (less residual, now covered): new costs.
         for t in range(prev_start, prev_end):
             e = ent[t]
-            cost[e] = -residual[e]
+            if cost[e] != -residual[e]:
+                cost[e] = -residual[e]
+                if live[e]:
+                    sorted_ok[rows[e]] = False  # its order of cost may be broken
         # Newly critical lines gain `penalty` on their uncovered entries; the dual moves with it.
         for i in range(n):
             if not crit_r[i] and cnt_r[i] == left:
                 crit_r[i] = True
+                for t in range(lptr[i], lptr[i + 1]):
+                    e = lent[t]
+                    if not unc[e]:
+                        live[e] = False
+                # Now every live entry of row i is uncovered: the penalty keeps their order.
+                shift[i] += penalty
                 u[i] -= penalty
                 lb[i] -= penalty  # its uncovered entries' costs fell by the penalty
                 _penalize(lent[lptr[i] : lptr[i + 1]], unc, cost, penalty)
@@ -262,6 +338,12 @@ def _run_rounds(
         for j in range(n):
             if not crit_c[j] and cnt_c[j] == left:
                 crit_c[j] = True
+                for t in range(lcptr[j], lcptr[j + 1]):
+                    e = lcent[t]
+                    if not unc[e]:
+                        live[e] = False
+                    elif live[e]:
+                        sorted_ok[rows[e]] = False  # only this entry of the row gets the penalty
                 v[j] -= penalty
                 _penalize(lcent[lcptr[j] : lcptr[j + 1]], unc, cost, penalty)
                 nf = _free_stale(match_r[j], j, unc, match_l, match_r, edge_l, free, nf)
@@ -289,13 +371,56 @@ def _run_rounds(
                         k += 1
             lptr[n] = k
             _by_column(n, lptr, lent, cols, lcptr, lcent)
-        dense = lptr[n] > 4 * cand_k * n
+        dense = lptr[n] > dense_at * n
         if dense:
             if not built:
-                lbc[:] = inf
+                # Invariant: lbc[j] <= -v[n + i] for every live entry (i, j), at some past prices:
+                # prices only fall, so the bound stays valid whatever the candidates become.
+                for j in range(n):
+                    m = inf
+                    for t in range(lcptr[j], lcptr[j + 1]):
+                        m = min(m, -v[n + rows[lcent[t]]])
+                    lbc[j] = m
+                # Each row's live entries in order of cost: rescans stop early while it lasts.
+                vmax = -inf
+                for j in range(n):
+                    vmax = max(vmax, v[j])
+                for i in range(n):
+                    b = indptr0[i]
+                    k = 0
+                    for t in range(lptr[i], lptr[i + 1]):
+                        e = lent[t]
+                        if live[e]:
+                            sort_key[k] = cost[e]
+                            sort_ent[k] = e
+                            k += 1
+                    perm = np.argsort(sort_key[:k], kind="mergesort")
+                    for q in range(k):
+                        e = sort_ent[perm[q]]
+                        by_cost[b + q] = e
+                        s_col[b + q] = cols[e]
+                        s_cost[b + q] = cost[e]
+                    shift[i] = 0.0
+                    sbeg[i] = b
+                    send[i] = b + k
+                    sorted_ok[i] = True
                 for i in range(n):
                     _rescan(
-                        i, n, lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, lbc, best_k, best_e
+                        i,
+                        lptr,
+                        lent,
+                        cols,
+                        cost,
+                        v,
+                        vmax,
+                        edge_l,
+                        cand,
+                        ccount,
+                        incand,
+                        lb,
+                        order,
+                        best_k,
+                        best_e,
                     )
                 built = True
             else:  # drop dead candidates; a row left with few gets a fresh list
@@ -312,18 +437,18 @@ def _run_rounds(
                     if 2 * c < cand_k:
                         _rescan(
                             i,
-                            n,
                             lptr,
                             lent,
                             cols,
                             cost,
                             v,
+                            vmax,
                             edge_l,
                             cand,
                             ccount,
                             incand,
                             lb,
-                            lbc,
+                            order,
                             best_k,
                             best_e,
                         )
@@ -336,14 +461,30 @@ def _run_rounds(
                 for i in range(n):
                     gptr[i] = k
                     for q in range(ccount[i]):
-                        gent[k] = cand[i, q]
+                        e = cand[i, q]
+                        gent[k] = e
+                        gcol[k] = cols[e]
+                        gcost[k] = cost[e]
+                        gpos[e] = k
                         k += 1
                 gptr[n] = k
-                _by_column(n, gptr, gent, cols, gcptr, gcent)
+                _by_column(n, gptr, gidx, gcol, gcptr, gcent)
+                for t in range(k):
+                    grow[t] = rows[gent[gcent[t]]]
+                # The solver sees candidate positions: matched edges are translated there and back.
+                for i in range(n):
+                    e = edge_l[i]
+                    if e >= 0:
+                        if gent[gpos[e]] != e:  # Invariant: a matched entry is one of its row's candidates.
+                            raise AssertionError("a matched entry is not in the candidate graph")
+                        edge_l[i] = gpos[e]
                 _solve(
-                    n, gptr, gent, cols, gcptr, gcent, rows, cost, u, v, match_l, match_r, edge_l,
+                    n, gptr, gidx, gcol, gcptr, gidx, grow, gcost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work,
                 )  # fmt: skip
+                for i in range(n):
+                    if edge_l[i] >= 0:
+                        edge_l[i] = gent[edge_l[i]]
             else:
                 _solve(
                     n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
@@ -352,14 +493,32 @@ def _run_rounds(
             nf = 0
             if not dense:
                 break
+            vmax = -inf
+            for j in range(n):
+                vmax = max(vmax, v[j])
             # Pricing. Off the candidate graph, reduced costs only grow (prices v only fall), so
-            # lb[i] (row i) and lbc[j] (the mirrors of column j) stay lower bounds of what is
-            # left out; a line is re-scanned only when its dual passes its bound. A violated
-            # dual is lowered to feasibility and its node re-matched.
+            # lb[i] (row i's entries left out) and lbc[j] (every live mirror of column j, in the
+            # graph or not: the graph keeps its own feasible) stay lower bounds; a line is
+            # re-scanned only when its dual passes its bound. A violated dual is lowered to
+            # feasibility and its node re-matched.
             for i in range(n):
                 if u[i] > lb[i] + tol:
                     _rescan(
-                        i, n, lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, lbc, best_k, best_e
+                        i,
+                        lptr,
+                        lent,
+                        cols,
+                        cost,
+                        v,
+                        vmax,
+                        edge_l,
+                        cand,
+                        ccount,
+                        incand,
+                        lb,
+                        order,
+                        best_k,
+                        best_e,
                     )
                     m = lb[i]
                     for q in range(ccount[i]):
@@ -373,7 +532,7 @@ def _run_rounds(
                     m = inf
                     for t in range(lcptr[j], lcptr[j + 1]):
                         e = lcent[t]
-                        if not incand[e] and (unc[e] or not (crit_r[rows[e]] or crit_c[j])):
+                        if unc[e] or not (crit_r[rows[e]] or crit_c[j]):
                             m = min(m, -v[n + rows[e]])
                     lbc[j] = m
                     if m < u[a] - tol:
@@ -428,6 +587,8 @@ def _run_rounds(
             residual[e] = max(residual[e] - w, 0.0)
             if unc[e]:
                 unc[e] = False
+                if crit_r[rows[e]] or crit_c[cols[e]]:
+                    live[e] = False
                 covered_since += 1
                 cnt_r[rows[e]] -= 1
                 cnt_c[cols[e]] -= 1
@@ -468,6 +629,7 @@ def spectra_rounds(
         np.array(values, dtype=np.float64),
         penalty,
         _CANDIDATES,
+        _DENSE_AT,
         ent,
         ptr,
         weights,
