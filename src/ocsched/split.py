@@ -8,13 +8,13 @@ array whose columns add up to ``demand.values``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_choice, check_switches
+from ocsched._jit import jit
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
 
@@ -93,15 +93,7 @@ def split_share(
     return y
 
 
-def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
-    try:  # numba is a dependency; the plain-Python walk is the fallback where it is missing
-        from numba import njit
-    except ImportError:  # pragma: no cover
-        return func
-    return njit(cache=True, nogil=True)(func)
-
-
-@_jit
+@jit
 def _walk(
     n: int,
     us: IntArray,

@@ -9,27 +9,16 @@ and :func:`~ocsched.assign.uniform.fill`, ties included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._jit import jit
 from ocsched.timing import busy
 
-
-def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
-    try:  # numba is a dependency; plain Python is the fallback where it is missing
-        from numba import njit
-    except ImportError:  # pragma: no cover
-        return func
-    return njit(cache=True, nogil=True)(func)
+_busy = jit(busy)  # the delay rule itself, compiled: it stays defined once, in ocsched.timing
 
 
-_busy = _jit(busy)  # the delay rule itself, compiled: it stays defined once, in ocsched.timing
-
-
-@_jit
+@jit
 def fill_pieces(
     weights: NDArray[np.float64],
     order: NDArray[np.int64],
@@ -93,7 +82,7 @@ def fill_pieces(
     return k
 
 
-@_jit
+@jit
 def bisect_horizon(
     weights: NDArray[np.float64],
     order: NDArray[np.int64],
@@ -123,7 +112,7 @@ def bisect_horizon(
     return hi
 
 
-@_jit
+@jit
 def greedy_equalize(
     weights: NDArray[np.float64],
     order: NDArray[np.int64],
@@ -179,7 +168,7 @@ def greedy_equalize(
     return k, splits, False
 
 
-@_jit
+@jit
 def pack_pieces(
     weights: NDArray[np.float64],
     order: NDArray[np.int64],

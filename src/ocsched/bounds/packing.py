@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._jit import jit
 from ocsched.bounds.lines import _lines, refined_bound
 from ocsched.model import Demand
 
@@ -27,8 +28,12 @@ _RTOL = 1e-10
 _MAX_NEED = 64
 
 
+@jit
 def _passes(d: FloatArray, f: FloatArray, t: float, s: int, delta: float) -> bool:
-    """The packing test of :func:`line_packing_bound` at makespan t, with piece counts ``f`` fixed."""
+    """The packing test of :func:`line_packing_bound` at makespan t, with piece counts ``f`` fixed.
+
+    Compiled: the search calls it a few hundred times per matrix.
+    """
     c = t - delta
     if c <= 0:
         return False
@@ -40,21 +45,31 @@ def _passes(d: FloatArray, f: FloatArray, t: float, s: int, delta: float) -> boo
         return False
     # Slack a singleton group leaves in its last switch, in switches; generous by 1e-9 so that
     # rounding never makes the test fail where the exact one passes.
-    w = np.sort(np.clip(f - d / c, 0.0, 1.0))[::-1] + 1e-9
-    pos = int(np.count_nonzero(w > eps))
+    w = np.empty(d.size)
+    for i in range(d.size):
+        w[i] = min(max(f[i] - d[i] / c, 0.0), 1.0)
+    w = np.sort(w)[::-1] + 1e-9
+    pos = 0
+    for i in range(w.size):
+        pos += w[i] > eps
     if pos == 0:
         return False
-    top = np.concatenate([[0.0], np.cumsum(w[:pos])])  # top[m] = sum of the m largest
-    m = np.arange(pos + 1)
+    top = np.zeros(pos + 1)  # top[m] = sum of the m largest
+    for m in range(1, pos + 1):
+        top[m] = top[m - 1] + w[m - 1]
     # (a) Content: the groups use distinct items, so their savings add to at most
     # sum_U (w - eps) + eps * groups; groups <= items / (items a saving group needs).
-    gain = top - eps * (m - 1)  # best saving value of a group of m items (m >= 1)
-    best = float(gain[1:].max())
-    if best < 1.0:
+    # gain[m] = top[m] - eps (m - 1): the best saving value of a group of m items (m >= 1).
+    gain = np.empty(pos + 1)
+    for m in range(pos + 1):
+        gain[m] = top[m] - eps * (m - 1)
+    if gain[1:].max() < 1.0:
         return False
-    q1 = int(np.argmax(gain[1:] >= 1.0)) + 1
+    q1 = 1
+    while gain[q1] < 1.0:
+        q1 += 1
     groups = min(need, pos // q1)
-    if float(top[pos]) - eps * (pos - groups) < need:
+    if top[pos] - eps * (pos - groups) < need:
         return False
     if need > _MAX_NEED:
         return True
@@ -63,14 +78,19 @@ def _passes(d: FloatArray, f: FloatArray, t: float, s: int, delta: float) -> boo
     big = pos + 1
     q = np.full(need + 1, big, dtype=np.int64)
     for j in range(1, need + 1):
-        ok = gain[1:] >= j
-        if not ok.any():
+        m = 1
+        while m <= pos and gain[m] < j:
+            m += 1
+        if m > pos:
             break
-        q[j] = int(np.argmax(ok)) + 1
+        q[j] = m
     fewest = np.full(need + 1, big, dtype=np.int64)
     fewest[0] = 0
     for sigma in range(1, need + 1):
-        fewest[sigma] = min(big, int((fewest[sigma - 1 :: -1][:sigma] + q[1 : sigma + 1]).min()))
+        best = big
+        for i in range(sigma):
+            best = min(best, fewest[sigma - 1 - i] + q[i + 1])
+        fewest[sigma] = best
     return bool(fewest[need] <= pos)
 
 

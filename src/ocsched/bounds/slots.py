@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._jit import jit
 from ocsched.bounds.lines import _lines
 from ocsched.model import Demand
 
@@ -35,20 +36,41 @@ def _ruled_out(d: FloatArray, t: float, s: int, delta: float, big: int) -> NDArr
 
     With ``big = 0`` all entries weigh 1 and the first value is the answer.
     """
+    return np.asarray(_ruled_out_kernel(d, t, s, delta, big, _WEIGHTS))
+
+
+_WEIGHTS = np.asarray(SLOT_WEIGHTS, dtype=np.float64)
+
+
+@jit
+def _ruled_out_kernel(
+    d: FloatArray, t: float, s: int, delta: float, big: int, weights: FloatArray
+) -> NDArray[np.bool_]:
+    """:func:`_ruled_out`, compiled (the bisection calls it some hundred times per line)."""
     k = d.size
-    small, large = d[: k - big] + delta, d[k - big :] + delta
-    m = np.arange(1, s + 1, dtype=np.float64)
-    # Generous by a relative 1e-12: rounding must never make a feasible t look infeasible.
-    cap = (m * t - (m - 1) * delta) * (1 + 1e-12)
-    ps = np.concatenate([[0.0], np.cumsum(small)])
-    pl = np.concatenate([[0.0], np.cumsum(large)])
-    rest = cap[:, None] - pl[None, :]  # [m, i]: room left beside the i smallest large entries
-    fits = np.where(rest >= 0, np.searchsorted(ps, rest, side="right") - 1, -np.inf)
-    w = np.asarray(SLOT_WEIGHTS)
-    i = np.arange(big + 1, dtype=np.float64)
-    held = (w[:, None, None] * i[None, None, :] + fits[None]).max(axis=2)  # [weight, m]
-    total = (k - big) + w * big
-    return np.asarray(total > s * (held / m[None, :]).max(axis=1) * (1 + 1e-12))
+    ps = np.zeros(k - big + 1)  # prefix sums of the small entries (+ delta), smallest first
+    for i in range(k - big):
+        ps[i + 1] = ps[i] + (d[i] + delta)
+    pl = np.zeros(big + 1)  # prefix sums of the large entries (+ delta), smallest first
+    for i in range(big):
+        pl[i + 1] = pl[i] + (d[k - big + i] + delta)
+    out = np.zeros(weights.size, dtype=np.bool_)
+    for wi in range(weights.size):
+        w = weights[wi]
+        ratio = -np.inf
+        for m in range(1, s + 1):
+            # Generous by a relative 1e-12: rounding must never make a feasible t look infeasible.
+            cap = (m * t - (m - 1) * delta) * (1 + 1e-12)
+            held = -np.inf  # U(m): the most weight m switches of one group can hold
+            for i in range(big + 1):  # i large entries (the smallest ones), then small ones
+                rest = cap - pl[i]
+                if rest >= 0:
+                    fits = np.searchsorted(ps, rest, side="right") - 1
+                    held = max(held, w * i + fits)
+            ratio = max(ratio, held / m)
+        total = (k - big) + w * big
+        out[wi] = total > s * ratio * (1 + 1e-12)
+    return out
 
 
 def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: float) -> float:

@@ -16,32 +16,20 @@ Memory is O(nnz + n): no n x n array.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ocsched._jit import HAVE_NUMBA, jit
 
 __all__ = ["HAVE_NUMBA", "max_weight_matching"]
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
-try:  # numba is a dependency; without it (an unsupported platform) Spectra uses the reference solver.
-    from numba import njit as _njit
 
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    HAVE_NUMBA = False
-
-
-def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
-    if HAVE_NUMBA:
-        return _njit(cache=True, nogil=True)(func)
-    return func  # pragma: no cover
-
-
-@_jit
+@jit
 def _augment(
     a0: int,
     n: int,
@@ -232,7 +220,7 @@ def _augment(
         final[r] = False
 
 
-@_jit
+@jit
 def _two_least(
     x: float, r: int, e: int, m1: float, m2: float, r1: int, e1: int
 ) -> tuple[float, float, int, int]:
@@ -247,7 +235,7 @@ def _two_least(
     return m1, m2, r1, e1
 
 
-@_jit
+@jit
 def _reduce(
     a: int,
     n: int,
@@ -304,7 +292,7 @@ def _reduce(
     return int(old)
 
 
-@_jit
+@jit
 def _solve(
     n: int,
     indptr: IntArray,
@@ -354,7 +342,7 @@ def _solve(
             )  # fmt: skip
 
 
-@_jit
+@jit
 def _by_column(
     n: int, indptr: IntArray, rent: IntArray, cols: IntArray, cptr: IntArray, centry: IntArray
 ) -> None:
@@ -372,7 +360,7 @@ def _by_column(
         fill[j] += 1
 
 
-@_jit
+@jit
 def _max_weight(
     n: int,
     indptr: IntArray,

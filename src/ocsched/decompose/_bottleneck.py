@@ -10,25 +10,16 @@ particular matching (BvN keeps scipy's, so its decomposition is unchanged) ask f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
+
+from ocsched._jit import jit
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
-    try:  # numba is a dependency; plain Python is the fallback where it is missing
-        from numba import njit
-    except ImportError:  # pragma: no cover
-        return func
-    return njit(cache=True, nogil=True)(func)
-
-
-@_jit
+@jit
 def _augment(
     root: int,
     t: float,
@@ -76,7 +67,7 @@ def _augment(
     return False
 
 
-@_jit
+@jit
 def _perfect(
     n: int,
     t: float,
@@ -110,7 +101,7 @@ def _perfect(
     return True, stamp
 
 
-@_jit
+@jit
 def bottleneck_value(
     n: int, rows: IntArray, cols: IntArray, val: FloatArray, cap: float, warm: IntArray
 ) -> float:

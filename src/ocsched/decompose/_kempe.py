@@ -11,11 +11,10 @@ and sweeps over all pairs until no exchange helps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
+
+from ocsched._jit import jit
 
 __all__ = ["kempe_regroup"]
 
@@ -23,15 +22,7 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-def _jit(func: Callable[..., Any]) -> Callable[..., Any]:
-    try:  # numba is a dependency; plain Python is the fallback where it is missing
-        from numba import njit
-    except ImportError:  # pragma: no cover
-        return func
-    return njit(cache=True, nogil=True)(func)
-
-
-@_jit
+@jit
 def _best_split(ma: FloatArray, mb: FloatArray, r: int, flip: NDArray[np.bool_]) -> float:
     """Flip components to minimise max(a side) + max(b side); write the choice, return the cost."""
     best = np.inf
@@ -64,7 +55,7 @@ def _best_split(ma: FloatArray, mb: FloatArray, r: int, flip: NDArray[np.bool_])
     return best
 
 
-@_jit
+@jit
 def _regroup(
     n: int,
     rows: IntArray,

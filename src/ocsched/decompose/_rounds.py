@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.decompose._assignment import HAVE_NUMBA, _by_column, _jit, _solve
+from ocsched._jit import HAVE_NUMBA, jit
+from ocsched.decompose._assignment import _by_column, _solve
 
 __all__ = ["HAVE_NUMBA", "spectra_rounds"]
 
@@ -56,7 +57,7 @@ _DENSE_AT = 32
 _MAX_PRICING = 32
 
 
-@_jit
+@jit
 def _keep_least(
     x: float, e: int, nb: int, cap: int, best_k: FloatArray, best_e: IntArray
 ) -> tuple[int, float]:
@@ -81,7 +82,7 @@ def _keep_least(
     return nb + 1, out
 
 
-@_jit
+@jit
 def _rescan(
     i: int,
     lptr: IntArray,
@@ -151,7 +152,7 @@ def _rescan(
     lb[i] = low
 
 
-@_jit
+@jit
 def _penalize(line: IntArray, unc: NDArray[np.bool_], cost: FloatArray, penalty: float) -> None:
     """Lower the cost of the uncovered entries among ``line`` (a newly critical line's) by ``penalty``."""
     for e in line:
@@ -159,7 +160,7 @@ def _penalize(line: IntArray, unc: NDArray[np.bool_], cost: FloatArray, penalty:
             cost[e] -= penalty
 
 
-@_jit
+@jit
 def _free_stale(
     a: int,
     r: int,
@@ -184,7 +185,7 @@ def _free_stale(
     return nf
 
 
-@_jit
+@jit
 def _reprice(
     a: int,
     m: float,
@@ -208,7 +209,7 @@ def _reprice(
     return nf + 1
 
 
-@_jit
+@jit
 def _run_rounds(
     n: int,
     big_delta: int,
