@@ -75,8 +75,8 @@ def lower_bound(
         weighted count of one line's entries against what groups of switches can hold. Much
         tighter when delta is large against the entries (packing: up to 17% higher on the
         paper's grid; bands and slots: up to 2% and 4% on dense skewed MoE matrices), but it
-        costs about as much as scheduling with ``spectra-pack`` or more (10-35 ms at n = 100,
-        nearly all of it the packing bound), so :func:`schedule` does not call it.
+        costs nearly as much as scheduling with ``spectra-pack`` (about 2 ms against 3 ms at
+        n = 100), so :func:`schedule` does not call it.
 
     Returns
     -------
