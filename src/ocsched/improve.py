@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from ocsched.assign import PLACEMENTS, Assignment, loads, timeline
 from ocsched.decompose import decompose
-from ocsched.decompose._common import incidence
+from ocsched.decompose._common import incidence, presolve_cover
 from ocsched.decompose._grouped import grouped_decompose
 from ocsched.model import Configuration, Demand
 from ocsched.timing import busy
@@ -99,14 +99,9 @@ def refit_pieces(
     # 1e-18 or 1e15 would otherwise be all round-off or all error.
     scale = float(demand.values.max())
     b = demand.values / scale
-    # Exact presolve (as in refit_weights): an entry on one piece only is a lower bound on that
-    # piece; an entry those bounds already cover is redundant. Only the rest go to HiGHS.
-    count = np.diff(inc.indptr)
-    single = count == 1
-    lb = np.zeros(np_)
-    np.maximum.at(lb, inc.indices[inc.indptr[:-1][single]], b[single])
-    multi = np.nonzero(count > 1)[0]
-    need = multi[inc[multi] @ lb < b[multi]] if multi.size else multi
+    # Exact presolve (as in refit_weights): only the entries on several pieces that the
+    # single-piece lower bounds do not already cover go to HiGHS.
+    lb, need = presolve_cover(inc, b)
     # Variables: x_p (np_), then T.
     cover = sp.hstack([-inc[need], sp.csr_array((need.size, 1))])
     on_sw = sp.csr_array((np.ones(np_), (piece_switch, np.arange(np_))), shape=(switches, np_))

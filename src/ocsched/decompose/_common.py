@@ -88,6 +88,26 @@ def top_up(
     return w
 
 
+def presolve_cover(inc: sp.csr_array, b: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Exact presolve of the covering rows ``inc @ x >= b`` (entries x columns, ``x >= 0``).
+
+    An entry held by one column only is a lower bound on that column; an entry those bounds
+    already cover is redundant. Returns the lower bounds and the rows still needed.
+
+    >>> inc = sp.csr_array(np.array([[1, 0], [1, 1], [0, 1]]))
+    >>> lb, need = presolve_cover(inc, np.array([2.0, 5.0, 1.0]))
+    >>> lb.tolist(), need.tolist()
+    ([2.0, 1.0], [1])
+    """
+    count = np.diff(inc.indptr)
+    single = count == 1
+    lb = np.zeros(inc.shape[1])
+    np.maximum.at(lb, inc.indices[inc.indptr[:-1][single]], b[single])
+    multi = np.nonzero(count > 1)[0]
+    need = multi[inc[multi] @ lb < b[multi]] if multi.size else multi
+    return lb, need.astype(np.int64)
+
+
 def refit_weights(
     demand: Demand,
     perms: IntArray,
@@ -121,13 +141,7 @@ def refit_weights(
         return np.zeros(m)
     scale = float(demand.values.max())
     b = demand.values / scale
-    count = np.diff(a.indptr)
-    single = count == 1
-    lb = np.zeros(m)
-    np.maximum.at(lb, a.indices[a.indptr[:-1][single]], b[single])
-    multi = np.nonzero(count > 1)[0]
-    sub = a[multi]
-    need = multi[sub @ lb < b[multi]]
+    lb, need = presolve_cover(a, b)
     if need.size:
         sub = a[need]
         # HiGHS takes a sparse A_ub; scipy-stubs only declare dense arrays.
