@@ -440,3 +440,15 @@ def test_iteration_runs_get_their_own_table(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="only iteration runs"):
         report.summarize(only_iterations)
     assert report.summaries(only_iterations)[0] is None
+
+
+def test_summary_shows_heuristic_over_best_bound_and_over_exact_side_by_side() -> None:
+    base = dict(family="f", label="x", workload="w", normalized=True, link_gbps=None, seed=0, switches=2)
+    rows = [
+        {**base, "delta": d, "algorithm": a, "ok": True, "makespan": m, "lower_bound": 1.0, "best_bound": 1.1}
+        for d, ms in ((0.1, (1.2, 1.15)), (0.2, (1.4, 1.4)))
+        for a, m in zip(("spectra", "exact"), ms, strict=True)
+    ]
+    t = report.summarize(rows)
+    assert t.header[4:] == ["spectra/LB", "spectra/best", "spectra/exact"]  # no exact/spectra column
+    assert t.rows[0][4:] == ["1.300 (1.400)", "1.182 (1.273)", "1.022 (1.043)"]

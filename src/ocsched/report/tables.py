@@ -51,6 +51,8 @@ ITERATION_NOTE = (
     "over the bound's exposed part and over independent's (same base); hidden, reused: mean %"
 )
 
+#: The exact solver: the summary shows ``reference/exact`` (heuristic over optimum) for it.
+EXACT = "exact"
 #: The order algorithms are listed in (others follow, sorted).
 ORDER = (
     "spectra",
@@ -171,7 +173,9 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
 
     Columns: family, label, the ``by`` columns (e.g. ``("switches",)`` for one line per switch
     count), runs, failed runs, ``reference/LB``, ``reference/best`` (when rows carry ``best_bound``),
-    then ``A/reference`` for every other algorithm present. A family with several labels also gets
+    ``reference/exact`` (when the exact solver ran: the heuristic over the optimum, or over the
+    exact solver's best schedule where it stopped early), then ``A/reference`` for every other
+    algorithm present. A family with several labels also gets
     an "all" line. Iteration runs are left out (:func:`summarize_iterations`).
 
     Raises
@@ -211,6 +215,9 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
         series.append((f"{reference}/LB", reference, None, "lower_bound"))
         if any(r.get("best_bound") is not None for r in rows):  # results from before best_bound lack it
             series.append((f"{reference}/best", reference, None, "best_bound"))
+        if EXACT in others:  # the heuristic against the optimum, beside its bounds
+            series.append((f"{reference}/{EXACT}", reference, EXACT, "lower_bound"))
+            others = [a for a in others if a != EXACT]
     series += [
         (f"{a}/{reference}" if has_ref else f"{a}/LB", a, reference if has_ref else None, "lower_bound")
         for a in others
