@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
-from ocsched.bounds.lines import _lines
+from ocsched.bounds.lines import _lines, bisect_threshold
 from ocsched.model import Demand
 
 __all__ = ["line_slot_bound", "slot_bound"]
@@ -152,15 +152,8 @@ def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: 
     hi = max(float(start), delta + (float(d.sum()) + delta * (k - 1)) / s, float(d[-1]) + delta)
     while ruled_out(hi):  # pragma: no cover - the wrap-around makespan passes (one group)
         hi *= 2.0
-    lo = float(start)
-    # Invariant: lo is ruled out, hi is not.
-    while hi - lo > _RTOL * hi:
-        mid = 0.5 * (lo + hi)
-        if ruled_out(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # Invariant: start is ruled out, hi is not.
+    return bisect_threshold(lambda t: not ruled_out(t), float(start), hi, _RTOL)
 
 
 def slot_bound(
