@@ -41,14 +41,16 @@ def earliest_start(previous_end: float | None, delta: float) -> float:
     return (0.0 if previous_end is None else previous_end) + delta
 
 
-def lay_out(durations: Iterable[float], delta: float) -> list[float]:
+def lay_out(durations: Iterable[float], delta: float, *, t0: float | None = None) -> list[float]:
     """Return the start of each configuration when a switch runs them back to back, in order.
 
-    >>> lay_out([2.0, 1.0], 0.5)
-    [0.5, 3.0]
+    With ``t0``, the switch is dark from ``t0`` on (the first configuration starts at ``t0 + delta``).
+
+    >>> lay_out([2.0, 1.0], 0.5), lay_out([2.0, 1.0], 0.5, t0=1.0)
+    ([0.5, 3.0], [1.5, 4.0])
     """
     starts = []
-    end: float | None = None
+    end: float | None = t0
     for w in durations:
         start = earliest_start(end, delta)
         starts.append(start)

@@ -161,7 +161,14 @@ def place_on_fabric(
     if live:
         # Identical switches from t0 on (some possibly down for good): the uniform methods, compiled
         # where it matters, on the live switches; rescheduling after a switch failure lands here.
-        sub, splits = PLACEMENTS[method].func(dec.weights, len(live), fabric.deltas[live[0]])
+        d = fabric.deltas[live[0]]
+        sub, splits = PLACEMENTS[method].func(dec.weights, len(live), d)
+        if fabric.model == "all-stop":  # each live switch: its pieces largest first from t0
+            laid = timeline(sub, dec.perms, d, t0=t0)
+            confs: list[tuple[Configuration, ...]] = [() for _ in range(fabric.size)]
+            for k, b in enumerate(live):
+                confs[b] = laid[k]
+            return tuple(confs), splits
         assignment: Assignment = [[] for _ in range(fabric.size)]
         for k, b in enumerate(live):
             assignment[b] = sub[k]

@@ -230,17 +230,18 @@ def _pack_from_spectra(w: NDArray[np.float64], switches: int, delta: float) -> t
 
 
 def timeline(
-    assignment: Assignment, perms: NDArray[np.int64], delta: float
+    assignment: Assignment, perms: NDArray[np.int64], delta: float, *, t0: float | None = None
 ) -> tuple[tuple[Configuration, ...], ...]:
     """Turn an assignment into configurations: each switch runs its pieces largest first.
 
-    Starts follow :func:`~ocsched.timing.lay_out`. Zero-length pieces are dropped.
+    Starts follow :func:`~ocsched.timing.lay_out` (from ``t0``, when given: every switch dark from
+    then on). Zero-length pieces are dropped.
     """
     perms = np.array(perms, dtype=np.int64)  # private read-only copy shared by the configurations
     perms.flags.writeable = False
     result = []
     for sw in assignment:
         pieces = [(l, w) for l, w in sorted(sw, key=lambda p: -p[1]) if w > 0]
-        starts = lay_out((w for _, w in pieces), delta)
+        starts = lay_out((w for _, w in pieces), delta, t0=t0)
         result.append(tuple(Configuration(t, w, perms[l]) for t, (l, w) in zip(starts, pieces, strict=True)))
     return tuple(result)
