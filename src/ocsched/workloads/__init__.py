@@ -7,7 +7,6 @@ with its natural unit: ``"time"`` (already time at one link's line rate) or ``"b
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,15 +15,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_number
-from ocsched.errors import InvalidInputError
-from ocsched.workloads._common import block_diagonal, normalize
+from ocsched.workloads._common import block_diagonal, call_generator, normalize, options_of
 from ocsched.workloads.coflow import coflow
 from ocsched.workloads.gpt import gpt, gpt32
 from ocsched.workloads.iteration import (
     ITERATION_WORKLOADS,
     generate_iteration,
     iteration_workloads,
-    options_of,
 )
 from ocsched.workloads.moe import moe, moe8
 from ocsched.workloads.standard import standard
@@ -127,19 +124,8 @@ def generate(
     >>> d.shape, round(float(max(d.sum(0).max(), d.sum(1).max())), 9)
     ((8, 8), 1.0)
     """
-    if name not in WORKLOADS:
-        raise InvalidInputError(f"unknown workload {name!r}; choose one of {', '.join(sorted(WORKLOADS))}")
+    matrix = np.asarray(call_generator(WORKLOADS, name, seed, options), dtype=np.float64)
     w = WORKLOADS[name]
-    known = w.options()
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise InvalidInputError(
-            f"workload {name!r} has no option {unknown[0]!r}; its options are {', '.join(known) or 'none'}"
-        )
-    kwargs = dict(options)
-    if "rng" in inspect.signature(w.func).parameters:
-        kwargs["rng"] = np.random.default_rng(seed)
-    matrix = np.asarray(w.func(**kwargs), dtype=np.float64)
     if link_gbps is not None:
         check_number(link_gbps, "link_gbps", low=0.0, closed=False)
         if w.unit == "bytes":

@@ -2,12 +2,67 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_int
+from ocsched.errors import InvalidInputError
 
-__all__ = ["block_diagonal", "normalize"]
+__all__ = ["block_diagonal", "call_generator", "normalize", "options_of"]
+
+
+class Registered(Protocol):
+    """A registry entry with a generator function (a workload or an iteration workload)."""
+
+    @property
+    def func(self) -> Callable[..., Any]: ...
+
+
+def options_of(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword options of a workload generator and their defaults (``rng`` excluded).
+
+    >>> options_of(lambda *, n=4, rng=None: None)
+    {'n': 4}
+    """
+    sig = inspect.signature(func)
+    return {k: p.default for k, p in sig.parameters.items() if k != "rng"}
+
+
+def call_generator(
+    registry: Mapping[str, Registered],
+    name: str,
+    seed: int | np.random.Generator | None,
+    options: Mapping[str, Any],
+    *,
+    kind: str = "workload",
+) -> Any:
+    """Run generator ``name`` of ``registry`` with ``options`` (checked) and a generator seeded by ``seed``.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown name or option (the message lists the valid ones).
+
+    >>> call_generator({"w": type("W", (), {"func": staticmethod(lambda *, n=2: n)})()}, "w", 0, {"n": 3})
+    3
+    """
+    if name not in registry:
+        raise InvalidInputError(f"unknown {kind} {name!r}; choose one of {', '.join(sorted(registry))}")
+    func = registry[name].func
+    known = options_of(func)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidInputError(
+            f"workload {name!r} has no option {unknown[0]!r}; its options are {', '.join(known) or 'none'}"
+        )
+    kwargs = dict(options)
+    if "rng" in inspect.signature(func).parameters:
+        kwargs["rng"] = np.random.default_rng(seed)
+    return func(**kwargs)
 
 
 def normalize(matrix: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -11,7 +11,6 @@ through :data:`ITERATION_WORKLOADS` and :func:`generate_iteration`:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from numpy.typing import NDArray
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.iteration import Iteration, Phase
+from ocsched.workloads._common import call_generator, options_of
 from ocsched.workloads.coflow import Trace, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
 from ocsched.workloads.moe import POPULARITIES, calibrate, moe_shape
@@ -397,16 +397,6 @@ class IterationWorkload:
         return options_of(self.func)
 
 
-def options_of(func: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword options of a workload generator and their defaults (``rng`` excluded).
-
-    >>> options_of(lambda *, n=4, rng=None: None)
-    {'n': 4}
-    """
-    sig = inspect.signature(func)
-    return {k: p.default for k, p in sig.parameters.items() if k != "rng"}
-
-
 ITERATION_WORKLOADS: dict[str, IterationWorkload] = {
     "gpt-iteration": IterationWorkload(
         "gpt-iteration", gpt_iteration, "One GPT training iteration (TP x PP x DP, GPipe): per-layer phases"
@@ -440,18 +430,5 @@ def generate_iteration(
     >>> len(generate_iteration("moe-iteration", gpus=8, layers=3, seed=1))
     6
     """
-    if name not in ITERATION_WORKLOADS:
-        raise InvalidInputError(
-            f"unknown iteration workload {name!r}; choose one of {', '.join(sorted(ITERATION_WORKLOADS))}"
-        )
-    w = ITERATION_WORKLOADS[name]
-    known = w.options()
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise InvalidInputError(
-            f"workload {name!r} has no option {unknown[0]!r}; its options are {', '.join(known) or 'none'}"
-        )
-    kwargs = dict(options)
-    if "rng" in inspect.signature(w.func).parameters:
-        kwargs["rng"] = np.random.default_rng(seed)
-    return w.func(**kwargs)
+    it: Iteration = call_generator(ITERATION_WORKLOADS, name, seed, options, kind="iteration workload")
+    return it
