@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -135,6 +136,19 @@ def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: 
         typer.echo(f"{k:<{width}}  {v}")
 
 
+def _echo_options(name: str, func: Callable[..., Any], options: dict[str, Any]) -> None:
+    """One line per option of generator ``name``: flag, type, default and its docstring line."""
+    kinds = option_types(name)
+    docs = _param_docs(func)
+    for opt, default in options.items():
+        if opt == "trace":
+            opt, default = "path", None
+            docs["path"] = "A trace file in the same format to read instead of the packaged one."
+        shown = "unset" if default is None else _show(default)
+        flag = f"--{opt.replace('_', '-')} {kinds[opt].__name__.upper()}"
+        typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
+
+
 @app.command("workloads")
 @cli_errors
 def workloads_cmd() -> None:
@@ -144,28 +158,12 @@ def workloads_cmd() -> None:
     for name, desc in workloads().items():
         w = WORKLOADS[name]
         typer.echo(f"{name} [{w.unit}]  {desc}")
-        kinds = option_types(name)
-        docs = _param_docs(w.func)
-        for opt, default in w.options().items():
-            if opt == "trace":
-                opt, default = "path", None
-                docs["path"] = "A trace file in the same format to read instead of the packaged one."
-            shown = "unset" if default is None else _show(default)
-            flag = f"--{opt.replace('_', '-')} {kinds[opt].__name__.upper()}"
-            typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
+        _echo_options(name, w.func, w.options())
     from ocsched.workloads import iteration_workloads
 
     for name, desc in iteration_workloads().items():
         typer.echo(f"{name} [iteration: ocsched.sequence JSON]  {desc}")
-        kinds = option_types(name)
-        docs = _param_docs(ITERATION_WORKLOADS[name].func)
-        for opt, default in ITERATION_WORKLOADS[name].options().items():
-            if opt == "trace":
-                opt, default = "path", None
-                docs["path"] = "A trace file in the same format to read instead of the packaged one."
-            shown = "unset" if default is None else _show(default)
-            flag = f"--{opt.replace('_', '-')} {kinds[opt].__name__.upper()}"
-            typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
+        _echo_options(name, ITERATION_WORKLOADS[name].func, ITERATION_WORKLOADS[name].options())
     typer.echo(
         "\nUsage: ocsched generate NAME [--option value ...] --seed K --out FILE"
         " [--link-gbps R] [--normalize] [--force]"
