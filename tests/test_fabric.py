@@ -485,3 +485,27 @@ def test_reschedule_on_random_fabrics_is_valid(data: st.DataObject) -> None:
         for sw_old, sw_new in zip(s.switches, new.switches, strict=True)
         for a, c in zip([c for c in sw_old if c.end <= at], sw_new, strict=False)
     )
+
+
+@given(d=demands(max_n=6), s=st.integers(1, 4), cut=st.floats(0.1, 0.9))
+def test_residual_all_stop_shortcut_matches_held_times(d: np.ndarray, s: int, cut: float) -> None:
+    # reschedule's residual takes the all-stop lit times in one batch; it must equal what
+    # timing.held_times gives configuration by configuration.
+    from ocsched.model import as_demand
+    from ocsched.reschedule import _residual
+    from ocsched.timing import held_times
+
+    dem = as_demand(d)
+    sch = schedule(dem, switches=s, delta=0.1, algorithm="spectra-pack")
+    at = cut * sch.makespan
+    kept = [[c for c in sw if c.end <= at] for sw in sch.switches]
+    fab = Fabric.uniform(s, 0.1)
+    served = np.zeros((dem.n, dem.n))
+    for sw in kept:
+        confs = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+        for (_, _, i, j), h in zip(confs, held_times(confs), strict=True):
+            np.add.at(served, (i, j), h)
+    want = dem.to_dense() - served
+    got = _residual(dem, kept, fab).to_dense()
+    line = np.maximum(dem.row_sums()[:, None], dem.col_sums()[None, :])
+    np.testing.assert_array_equal(got, np.where(want > 1e-12 * line, want, 0.0))  # same sums, same order

@@ -169,6 +169,41 @@ def greedy_equalize(
 
 
 @jit
+def pack_below(
+    weights: NDArray[np.float64],
+    order: NDArray[np.int64],
+    switches: int,
+    delta: float,
+    lo: float,
+    best_t: float,
+    fill_switch: NDArray[np.int64],
+    fill_perm: NDArray[np.int64],
+    fill_len: NDArray[np.float64],
+) -> int:
+    """Pack ``weights`` by bisection on the horizon; its pieces if it ends strictly before ``best_t``.
+
+    Returns the piece count (pieces in ``fill_*``), -1 when packing does not beat ``best_t``, -2
+    when the arrays are too short (the caller grows them). ``lo`` is the bisection's lower end,
+    ``(sum(w) + m delta) / s``, computed by the caller (numpy's pairwise sum).
+    """
+    if order.size == 0:
+        return -1
+    kf: int = fill_pieces(weights, order, switches, delta, best_t, fill_switch, fill_perm, fill_len)
+    if kf < 0:
+        return kf
+    hi = bisect_horizon(weights, order, switches, delta, lo, best_t, fill_switch, fill_perm, fill_len)
+    if np.isnan(hi):
+        return -2
+    kf = fill_pieces(weights, order, switches, delta, hi, fill_switch, fill_perm, fill_len)
+    if kf < 0:
+        return kf
+    load = np.zeros(switches)
+    for t in range(kf):  # the same float sums as ``loads``: piece by piece, in order
+        load[fill_switch[t]] += _busy(fill_len[t], 1, delta)
+    return kf if load.max() < best_t else -1
+
+
+@jit
 def pack_pieces(
     weights: NDArray[np.float64],
     order: NDArray[np.int64],
@@ -185,10 +220,8 @@ def pack_pieces(
 ) -> tuple[int, bool, bool]:
     """:func:`ocsched.assign.uniform.pack` from Spectra's start: (pieces, packed, equalize converged).
 
-    The start (greedy + equalize) goes to ``piece_*``, the packing to ``fill_*``; ``packed`` says
-    which one won (the packing only if it ends strictly earlier). ``lo`` is the bisection's lower
-    end, ``(sum(w) + m delta) / s``, computed by the caller (numpy's pairwise sum). Pieces -2:
-    some arrays are too short (the caller grows them).
+    The start (greedy + equalize) goes to ``piece_*``, the packing (:func:`pack_below`) to
+    ``fill_*``; ``packed`` says which one won. Pieces -2: some arrays are too short.
     """
     k, _, converged = greedy_equalize(
         weights, order, switches, delta, rounds, piece_switch, piece_perm, piece_len
@@ -198,25 +231,7 @@ def pack_pieces(
     load = np.zeros(switches)
     for t in range(k):  # the same float sums as ``loads``: piece by piece, in order
         load[piece_switch[t]] += _busy(piece_len[t], 1, delta)
-    best_t = load.max()
-    if order.size == 0:
-        return k, False, converged
-    kf = fill_pieces(weights, order, switches, delta, best_t, fill_switch, fill_perm, fill_len)
-    if kf == -1:
-        return k, False, converged
+    kf = pack_below(weights, order, switches, delta, lo, load.max(), fill_switch, fill_perm, fill_len)
     if kf == -2:
         return -2, False, converged
-    hi = bisect_horizon(weights, order, switches, delta, lo, best_t, fill_switch, fill_perm, fill_len)
-    if np.isnan(hi):
-        return -2, False, converged
-    kf = fill_pieces(weights, order, switches, delta, hi, fill_switch, fill_perm, fill_len)
-    if kf == -2:
-        return -2, False, converged
-    if kf == -1:
-        return k, False, converged
-    load[:] = 0.0
-    for t in range(kf):
-        load[fill_switch[t]] += _busy(fill_len[t], 1, delta)
-    if load.max() < best_t:
-        return kf, True, converged
-    return k, False, converged
+    return (kf, True, converged) if kf >= 0 else (k, False, converged)

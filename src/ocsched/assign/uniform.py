@@ -11,7 +11,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign._kernels import bisect_horizon, fill_pieces, greedy_equalize, pack_pieces
+from ocsched.assign._kernels import fill_pieces, greedy_equalize, pack_below, pack_pieces
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
@@ -150,18 +150,6 @@ def _fill(
     return _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k])
 
 
-def _bisect(
-    w: NDArray[np.float64], order: NDArray[np.int64], switches: int, delta: float, lo: float, hi: float
-) -> float:
-    """The smallest horizon :func:`fill` fits in, by bisection between ``lo`` and ``hi`` (compiled)."""
-    cap = w.size + switches + 1
-    while True:
-        found = bisect_horizon(w, order, switches, float(delta), float(lo), float(hi), *_arrays(cap))
-        if not np.isnan(found):
-            return float(found)
-        cap *= 4
-
-
 def pack(
     weights: NDArray[np.float64], switches: int, delta: float, *, start: Assignment | None = None
 ) -> tuple[Assignment, int]:
@@ -190,14 +178,17 @@ def pack(
     w = np.asarray(weights, dtype=np.float64)
     if start is None:
         return _pack_from_spectra(w, switches, delta)
-    best, best_t = start, float(loads(start, delta).max(initial=0.0))
-    lo, hi = (float(w.sum()) + delta * w.size) / switches, best_t
     order = np.argsort(-w, kind="stable")
-    if w.size and _fill(w, order, switches, delta, hi) is not None:
-        hi = _bisect(w, order, switches, delta, lo, hi)
-        trial = _fill(w, order, switches, delta, hi)
-        if trial is not None and loads(trial, delta).max(initial=0.0) < best_t:
-            best = trial
+    lo = (float(w.sum()) + delta * w.size) / switches
+    best_t = float(loads(start, delta).max(initial=0.0))
+    cap = w.size + switches + 1
+    while True:
+        sw, perm, length = _arrays(cap)
+        k = pack_below(w, order, switches, float(delta), lo, best_t, sw, perm, length)
+        if k != -2:
+            break
+        cap *= 4
+    best = start if k < 0 else _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k])
     return best, sum(len(sw) for sw in best) - int(np.count_nonzero(w > 0))
 
 
