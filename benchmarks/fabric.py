@@ -28,7 +28,7 @@ import numpy as np
 import ocsched
 from ocsched.fabric import Fabric
 from ocsched.model import Schedule
-from ocsched.reschedule import SwitchFailure, _residual, reschedule
+from ocsched.reschedule import SwitchFailure, _kept, _residual, reschedule
 from ocsched.workloads import generate
 
 DELTAS = (0.01, 0.02, 0.04, 0.08)
@@ -111,12 +111,7 @@ def resched(fams: dict[str, list[Any]]) -> None:
                     )
                     ok = ocsched.validate(new, d).ok
                     # fresh: spectra-pack of the same residual on the surviving switches, from `at`
-                    kept = [
-                        [c for c in sw if c.end <= at]
-                        + [type(c)(c.start, at - c.start, c.perm) for c in sw if c.start < at < c.end]
-                        for sw in sch.switches
-                    ]
-                    res = _residual(ocsched.model.as_demand(d), kept, new.on_fabric())
+                    res = _residual(ocsched.model.as_demand(d), _kept(sch, at), new.on_fabric())
                     surv = Fabric.uniform(s - 1, delta) if s > 1 else None
                     fresh = at + ocsched.schedule(res, fabric=surv, algorithm="spectra-pack").makespan
                     ratio, tr = new.makespan / fresh, t_new / t_orig

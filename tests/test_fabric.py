@@ -487,25 +487,21 @@ def test_reschedule_on_random_fabrics_is_valid(data: st.DataObject) -> None:
     )
 
 
-@given(d=demands(max_n=6), s=st.integers(1, 4), cut=st.floats(0.1, 0.9))
-def test_residual_all_stop_shortcut_matches_held_times(d: np.ndarray, s: int, cut: float) -> None:
-    # reschedule's residual takes the all-stop lit times in one batch; it must equal what
-    # timing.held_times gives configuration by configuration.
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_compiled_leftover_matches_held_times(data: st.DataObject) -> None:
+    # Under all-stop, reschedule finds what is left in one compiled pass; it must equal the
+    # residual from timing.held_times and the merged pieces, exactly (same sums, same order).
     from ocsched.model import as_demand
-    from ocsched.reschedule import _residual
-    from ocsched.timing import held_times
+    from ocsched.reschedule import _kept, _leftover, _merge, _pieces, _residual
 
-    dem = as_demand(d)
-    sch = schedule(dem, switches=s, delta=0.1, algorithm="spectra-pack")
-    at = cut * sch.makespan
-    kept = [[c for c in sw if c.end <= at] for sw in sch.switches]
-    fab = Fabric.uniform(s, 0.1)
-    served = np.zeros((dem.n, dem.n))
-    for sw in kept:
-        confs = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
-        for (_, _, i, j), h in zip(confs, held_times(confs), strict=True):
-            np.add.at(served, (i, j), h)
-    want = dem.to_dense() - served
-    got = _residual(dem, kept, fab).to_dense()
-    line = np.maximum(dem.row_sums()[:, None], dem.col_sums()[None, :])
-    np.testing.assert_array_equal(got, np.where(want > 1e-12 * line, want, 0.0))  # same sums, same order
+    dem = as_demand(data.draw(demands(max_n=6)))
+    fab = data.draw(fabrics(dem.n, float(dem.values.max(initial=0.0)))).with_model("all-stop")
+    sch = schedule(dem, fabric=fab, algorithm="spectra-pack")
+    ends = [t for sw in sch.switches for c in sw for t in (c.start, c.end)]
+    at = data.draw(st.sampled_from([*ends, 0.0]) | st.floats(0.0, 1.2).map(lambda x: x * sch.makespan))
+    dec, short = _leftover(sch, dem, fab, at)
+    want = _merge(_pieces(sch, fab, at), dem.n)
+    np.testing.assert_array_equal(dec.perms, want.perms)
+    np.testing.assert_array_equal(dec.weights, want.weights)
+    assert short == (_residual(dem, _kept(sch, at), fab).nnz > 0)

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, place_on_fabric
+from ocsched.assign._leftover import leftover_all_stop
 from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InvalidInputError
@@ -143,30 +144,20 @@ def reschedule(
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{dem.n - 1}")
     degraded = degrade(fab, failure)
     at = float(failure.at)
-    kept: list[list[Configuration]] = []
-    pieces: list[tuple[NDArray[np.int64], float]] = []  # (perm, demand still to serve)
-    for b, sw in enumerate(schedule.switches):
-        rate = fab.rates[b]
-        mine: list[Configuration] = []
-        for c in sw:
-            if c.end <= at:
-                mine.append(c)
-            elif c.start < at:
-                mine.append(Configuration(c.start, at - c.start, c.perm))
-                pieces.append((c.perm, (c.end - at) * rate))
-            else:
-                pieces.append((c.perm, c.duration * rate))
-        kept.append(mine)
-    residual = _residual(dem, kept, degraded)
-    if residual.nnz == 0:
-        new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
-        splits = 0
+    kept = _kept(schedule, at)
+    residual: Demand | None = None
+    if degraded.model == "all-stop":
+        dec, short = _leftover(schedule, dem, fab, at)
     else:
-        dec = _merge(pieces, dem.n)
+        residual = _residual(dem, kept, degraded)
+        dec, short = _merge(_pieces(schedule, fab, at), dem.n), residual.nnz > 0
+    new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
+    splits = 0
+    if short:
         new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
     out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
     # Under all-stop the pieces are exactly what the dropped configurations would have served.
-    if degraded.model == "partial" and residual.nnz and not validate(out, dem).ok:
+    if residual is not None and residual.nnz and not validate(out, dem).ok:
         mean = float(np.average(degraded.deltas, weights=degraded.rates))
         dec = decompose(residual, method="spectra", delta=mean)
         new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
@@ -178,23 +169,12 @@ def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> D
     """Demand not yet served by the kept configurations (crumbs below 1e-12 of the line dropped)."""
     n = dem.n
     keys, amounts = [], []
-    if fabric.model == "all-stop":
-        # timing.held_times under all-stop is each configuration's duration for all its circuits;
-        # taken here for every kept configuration at once (per-configuration calls cost 20 % of a
-        # small reschedule). Partial falls through to held_times itself.
-        confs = [(c, fabric.rates[b]) for b, sw in enumerate(kept) for c in sw]
-        if confs:
-            perms = np.stack([c.perm for c, _ in confs])
-            lit = perms >= 0
-            keys.append((np.arange(n) * n + perms)[lit])
-            amounts.append(np.repeat(np.array([r * c.duration for c, r in confs]), lit.sum(1)))
-    else:
-        for b, sw in enumerate(kept):
-            confs_b = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
-            windows = fabric.windows(b)
-            for t, h in zip(confs_b, held_times(confs_b, model=fabric.model, windows=windows), strict=True):
-                keys.append(t[2] * n + t[3])
-                amounts.append(fabric.rates[b] * h)
+    for b, sw in enumerate(kept):
+        confs_b = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+        windows = fabric.windows(b)
+        for t, h in zip(confs_b, held_times(confs_b, model=fabric.model, windows=windows), strict=True):
+            keys.append(t[2] * n + t[3])
+            amounts.append(fabric.rates[b] * h)
     served = np.zeros(dem.nnz)
     want = dem.rows * n + dem.cols
     if keys and want.size:
@@ -206,6 +186,50 @@ def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> D
     line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
     on = short > 1e-12 * line
     return Demand(n, dem.rows[on], dem.cols[on], short[on])
+
+
+def _kept(schedule: Schedule, at: float) -> list[list[Configuration]]:
+    """Each switch's configurations that ended by ``at``, and the one running then, cut at ``at``."""
+    return [
+        [
+            c if c.end <= at else Configuration(c.start, at - c.start, c.perm)
+            for c in sw
+            if c.start < at or c.end <= at
+        ]
+        for sw in schedule.switches
+    ]
+
+
+def _pieces(schedule: Schedule, fabric: Fabric, at: float) -> list[tuple[NDArray[np.int64], float]]:
+    """What each configuration cut at ``at`` or dropped would still have served: (perm, amount)."""
+    out = []
+    for rate, sw in zip(fabric.rates, schedule.switches, strict=True):
+        for c in sw:
+            if c.end > at:
+                out.append((c.perm, (c.end - at if c.start < at else c.duration) * rate))
+    return out
+
+
+def _leftover(schedule: Schedule, dem: Demand, fabric: Fabric, at: float) -> tuple[Decomposition, bool]:
+    """All-stop: :func:`_merge` of :func:`_pieces`, and whether :func:`_residual` has an entry (compiled)."""
+    n = dem.n
+    confs = [c for sw in schedule.switches for c in sw]
+    perms = np.array([c.perm for c in confs], dtype=np.int64).reshape(len(confs), n)
+    rep = np.empty(len(confs), dtype=np.int64)
+    weight = np.empty(len(confs))
+    m, short = leftover_all_stop(
+        perms,
+        np.array([c.start for c in confs], dtype=np.float64),
+        np.array([c.duration for c in confs], dtype=np.float64),
+        np.repeat(np.asarray(fabric.rates, dtype=np.float64), [len(sw) for sw in schedule.switches]),
+        at,
+        dem.rows,
+        dem.cols,
+        dem.values,
+        rep,
+        weight,
+    )
+    return Decomposition(perms[rep[:m]], weight[:m]), bool(short)
 
 
 def _merge(pieces: list[tuple[NDArray[np.int64], float]], n: int) -> Decomposition:

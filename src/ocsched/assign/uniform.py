@@ -7,6 +7,7 @@ An *assignment* is, per switch, a list of pieces ``(l, length)``: permutation l 
 from __future__ import annotations
 
 import logging
+from operator import itemgetter
 
 import numpy as np
 from numpy.typing import NDArray
@@ -230,9 +231,13 @@ def timeline(
     """
     perms = np.array(perms, dtype=np.int64)  # private read-only copy shared by the configurations
     perms.flags.writeable = False
+    rows = list(perms)
     result = []
     for sw in assignment:
-        pieces = [(l, w) for l, w in sorted(sw, key=lambda p: -p[1]) if w > 0]
-        starts = lay_out((w for _, w in pieces), delta, t0=t0)
-        result.append(tuple(Configuration(t, w, perms[l]) for t, (l, w) in zip(starts, pieces, strict=True)))
+        if len(sw) > 1:
+            sw = sorted(sw, key=itemgetter(1), reverse=True)  # stable, as sorting by -length
+        pieces = [p for p in sw if p[1] > 0]
+        lengths = [w for _, w in pieces]
+        starts = lay_out(lengths, delta, t0=t0)
+        result.append(tuple(map(Configuration, starts, lengths, [rows[l] for l, _ in pieces])))
     return tuple(result)

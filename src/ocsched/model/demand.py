@@ -66,30 +66,16 @@ class Demand:
         """
         if isinstance(matrix, Demand):
             return matrix
-        if sp.issparse(matrix):
-            coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
-            _check_shape(coo.shape, name)
-            _check_dtype(coo.dtype, name)
-            coo.sum_duplicates()  # duplicate coordinates add up, as everywhere in scipy
-            r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
-            order = np.lexsort((c, r))
-            r, c, v = r[order], c[order], v[order]
-            n = int(coo.shape[0])
-        else:
-            try:
-                arr = np.asarray(matrix)
-            except (ValueError, TypeError) as exc:
-                raise InvalidInputError(f"`{name}` must be a square numeric matrix; {exc}") from None
-            _check_shape(arr.shape, name)
-            _check_dtype(arr.dtype, name)
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                i, j = np.argwhere(bad)[0]
-                raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
-            r, c = np.nonzero(arr)
-            r, c, v = r.astype(np.int64), c.astype(np.int64), arr[r, c]
-            n = int(arr.shape[0])
-        v = np.asarray(v, dtype=np.float64)  # rows then columns: np.nonzero's order, sorted above if sparse
+        if not sp.issparse(matrix):
+            return cls._from_dense(cast(ArrayLike, matrix), name)
+        coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
+        _check_shape(coo.shape, name)
+        _check_dtype(coo.dtype, name)
+        coo.sum_duplicates()  # duplicate coordinates add up, as everywhere in scipy
+        r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+        order = np.lexsort((c, r))
+        r, c = r[order], c[order]
+        v = np.asarray(v[order], dtype=np.float64)
         bad = ~np.isfinite(v)
         if bad.any():
             k = int(np.argmax(bad))
@@ -100,19 +86,33 @@ class Demand:
             raise InvalidInputError(f"`{name}` must be non-negative; {name}[{r[k]}, {c[k]}] = {v[k]}")
         diag = r == c
         keep = (v > 0) & ~diag
-        if (diag & (v > 0)).any():
-            log.warning(
-                "%s: dropping %d diagonal entries (local traffic, total %.6g)",
-                name,
-                int((diag & (v > 0)).sum()),
-                float(v[diag].sum()),
-            )
-        return cls(
-            n,
-            _frozen(r[keep].astype(np.int64)),
-            _frozen(c[keep].astype(np.int64)),
-            _frozen(v[keep].astype(np.float64)),
-        )
+        _warn_diagonal(v[diag], name)
+        return cls(int(coo.shape[0]), _frozen(r[keep]), _frozen(c[keep]), _frozen(v[keep]))
+
+    @classmethod
+    def _from_dense(cls, matrix: ArrayLike, name: str) -> Demand:
+        """:meth:`from_matrix` of a dense matrix: whole-array checks, one pass to the entries."""
+        try:
+            arr = np.asarray(matrix)
+        except (ValueError, TypeError) as exc:
+            raise InvalidInputError(f"`{name}` must be a square numeric matrix; {exc}") from None
+        _check_shape(arr.shape, name)
+        _check_dtype(arr.dtype, name)
+        arr = arr.astype(np.float64, copy=False)
+        if not np.isfinite(arr).all():
+            i, j = np.argwhere(~np.isfinite(arr))[0]
+            raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
+        on = arr > 0
+        if not on.all() and (arr < 0).any():
+            i, j = np.argwhere(arr < 0)[0]
+            raise InvalidInputError(f"`{name}` must be non-negative; {name}[{i}, {j}] = {arr[i, j]}")
+        n = int(arr.shape[0])
+        diag = np.diagonal(arr)
+        if (diag > 0).any():
+            _warn_diagonal(diag, name)
+            on[np.arange(n), np.arange(n)] = False
+        r, c = np.nonzero(on)
+        return cls(n, _frozen(r.astype(np.int64)), _frozen(c.astype(np.int64)), _frozen(arr[r, c]))
 
     @property
     def nnz(self) -> int:
@@ -172,6 +172,17 @@ class Demand:
 def as_demand(demand: ArrayLike | sp.sparray | sp.spmatrix | Demand, *, name: str = "demand") -> Demand:
     """Return ``demand`` as a validated :class:`Demand` (see :meth:`Demand.from_matrix`)."""
     return demand if isinstance(demand, Demand) else Demand.from_matrix(demand, name=name)
+
+
+def _warn_diagonal(diag: FloatArray, name: str) -> None:
+    """Log the diagonal entries (local traffic) that are dropped."""
+    if (diag > 0).any():
+        log.warning(
+            "%s: dropping %d diagonal entries (local traffic, total %.6g)",
+            name,
+            int((diag > 0).sum()),
+            float(diag.sum()),
+        )
 
 
 def _check_shape(shape: tuple[int, ...], name: str) -> None:

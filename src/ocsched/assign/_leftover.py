@@ -1,0 +1,102 @@
+"""What an all-stop schedule cut at time ``at`` leaves to place, in one compiled pass (numba).
+
+:func:`ocsched.reschedule.reschedule` keeps everything that ran before a failure and places the
+rest again. Under the all-stop model a configuration holds every one of its circuits for its
+whole duration (:func:`ocsched.timing.held_times`), so what the kept part served, and what the
+dropped part would still have served, follow from each configuration's start, duration and rate
+alone. On small matrices these few array passes cost less than the Python objects that would
+carry them, so they run compiled; ``tests/test_fabric.py`` checks them against ``held_times``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ocsched._jit import jit
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+@jit
+def _row_hash(row: IntArray) -> int:
+    h = 0
+    for x in row:
+        h = h * 1000003 + x  # wraps around in 64 bits: only a filter, rows are compared in full
+    return h
+
+
+@jit
+def leftover_all_stop(
+    perms: IntArray,
+    start: FloatArray,
+    duration: FloatArray,
+    rate: FloatArray,
+    at: float,
+    rows: IntArray,
+    cols: IntArray,
+    values: FloatArray,
+    rep: IntArray,
+    weight: FloatArray,
+) -> tuple[int, bool]:
+    """Cut the configurations (``perms[k]`` held ``duration[k]`` from ``start[k]`` at ``rate[k]``) at ``at``.
+
+    Configurations that end by ``at`` are kept, the one running at ``at`` is kept up to it, the
+    rest are dropped. Returns ``(m, short)``: the distinct permutations of what was cut off or
+    dropped, with the demand each would still have served summed (``perms[rep[t]]`` and
+    ``weight[t]`` for t < m, in order of first appearance, weight > 0 only), and whether some
+    demand entry (``rows``, ``cols``, ``values``: row-major, as in :class:`~ocsched.model.Demand`)
+    is short of what the kept part served by more than 1e-12 of its larger line sum. Sums run in
+    the order numpy's ``bincount`` takes them, so the result equals the numpy formulation exactly.
+    """
+    k_all, n = perms.shape
+    nnz = values.size
+    served = np.zeros(nnz)
+    hashes = np.empty(k_all, dtype=np.int64)
+    m = 0
+    for k in range(k_all):
+        end = start[k] + duration[k]
+        if end <= at:
+            held, left = duration[k], 0.0
+        elif start[k] < at:
+            held, left = at - start[k], (end - at) * rate[k]
+        else:
+            held, left = 0.0, duration[k] * rate[k]
+        if end <= at or start[k] < at:  # kept, whole or cut: what it served counts
+            amount = rate[k] * held
+            for i in range(n):
+                j = perms[k, i]
+                if j < 0:
+                    continue
+                key = i * n + j
+                lo, hi = 0, nnz  # the entry (i, j), by bisection on the row-major keys
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if rows[mid] * n + cols[mid] < key:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < nnz and rows[lo] * n + cols[lo] == key:
+                    served[lo] += amount
+        if left <= 0.0:
+            continue
+        h = _row_hash(perms[k])
+        t = 0
+        while t < m:  # an earlier piece of the same permutation?
+            if hashes[t] == h and np.array_equal(perms[rep[t]], perms[k]):
+                break
+            t += 1
+        if t == m:
+            rep[m], weight[m], hashes[m] = k, 0.0, h
+            m += 1
+        weight[t] += left
+    row_sum = np.zeros(n)
+    col_sum = np.zeros(n)
+    for e in range(nnz):
+        row_sum[rows[e]] += values[e]
+        col_sum[cols[e]] += values[e]
+    for e in range(nnz):
+        if values[e] - served[e] > 1e-12 * max(row_sum[rows[e]], col_sum[cols[e]]):
+            return m, True
+    return m, False
