@@ -619,3 +619,25 @@ def test_from_dict_rejects_bad_delta(delta: float) -> None:
     # Python's json reads NaN and Infinity, so a file can carry them.
     with pytest.raises(InvalidInputError, match=r"^schedule `delta` must be a finite number >= 0; got "):
         Schedule.from_json(json.dumps(_edit(["delta"], delta)))
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_schedules_pickle_and_deepcopy(how: str) -> None:
+    # Configurations refuse setattr; they must still cross process boundaries and copy.
+    import pickle
+    from pathlib import Path
+
+    from ocsched.io import read_schedule
+
+    dense = schedule([[0, 3, 1], [1, 0, 3], [3, 1, 0]], switches=2, delta=0.5)
+    sparse = read_schedule(Path(__file__).parent / "data" / "schedules" / "v1_d3_pack.json")
+    for sch in (dense, sparse):
+        back = pickle.loads(pickle.dumps(sch)) if how == "pickle" else copy.deepcopy(sch)
+        pairs = [
+            (a, b)
+            for x, y in zip(sch.switches, back.switches, strict=True)
+            for a, b in zip(x, y, strict=True)
+        ]
+        assert pairs and all(a.same_as(b) for a, b in pairs)
+        assert all(not b.perm.flags.writeable for _, b in pairs)
+        assert back.makespan == sch.makespan and back.ports == sch.ports

@@ -34,7 +34,9 @@ def check_int(value: object, name: str, *, minimum: int = 1, maximum: int | None
     4
     """
     number: int | None = None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+    if type(value) is int:  # the common case, without the abstract-class checks below
+        number = value
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         number = operator.index(value)
     elif (
         isinstance(value, numbers.Real)
@@ -43,8 +45,8 @@ def check_int(value: object, name: str, *, minimum: int = 1, maximum: int | None
         and float(value).is_integer()
     ):
         number = int(float(value))
-    where = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
     if number is None or number < minimum or (maximum is not None and number > maximum):
+        where = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise InvalidInputError(f"`{name}` must be an integer {where}; got {value!r}")
     return number
 
@@ -68,7 +70,10 @@ def check_number(
     >>> check_number(0.5, "gini", high=1.0)
     0.5
     """
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    if type(value) is float:  # the common case, without the abstract-class checks below
+        ok = math.isfinite(value)
+    else:
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
     if ok:
         v = float(value)  # type: ignore[arg-type]
         ok = low <= v <= high if closed else low < v < high
@@ -92,7 +97,7 @@ def check_delta(delta: object, *, name: str = "delta") -> float:
     >>> check_delta(0.04)
     0.04
     """
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+    if type(delta) is not float and (isinstance(delta, bool) or not isinstance(delta, numbers.Real)):
         raise InvalidInputError(f"`{name}` must be a finite number >= 0; got {delta!r}")
     value = float(delta)
     if not math.isfinite(value) or value < 0:

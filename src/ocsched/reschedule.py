@@ -147,7 +147,7 @@ def reschedule(
     kept = _kept(schedule, at)
     residual: Demand | None = None
     if degraded.model == "all-stop":
-        dec, short = _leftover(schedule, dem, fab, at)
+        dec, short = _leftover(schedule, dem, degraded, at)
     else:
         residual = _residual(dem, kept, degraded)
         dec, short = _merge(_pieces(schedule, fab, at), dem.n), residual.nnz > 0

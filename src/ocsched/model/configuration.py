@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from ocsched.model.demand import IntArray, _frozen
+
+_set = object.__setattr__
 
 
 class Configuration:
@@ -42,15 +44,20 @@ class Configuration:
     _ports: int | None
 
     def __init__(self, start: float, duration: float, perm: IntArray) -> None:
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "duration", duration)
-        object.__setattr__(self, "_perm", perm)
-        object.__setattr__(self, "_ins", None)
-        object.__setattr__(self, "_outs", None)
-        object.__setattr__(self, "_ports", None)
+        # Schedules hold thousands of these: only the slots a dense configuration reads are set
+        # (``_ins``, ``_outs`` and ``_ports`` are read only when ``_perm`` is None, see sparse()).
+        _set(self, "start", start)
+        _set(self, "duration", duration)
+        _set(self, "_perm", perm)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Configuration is immutable; cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (and ``copy.deepcopy``) through the constructors: the instance refuses setattr."""
+        if self._perm is not None:
+            return (_dense, (self.start, self.duration, self._perm))
+        return (_sparse, (self.start, self.duration, self._ins, self._outs, self._ports))
 
     def __repr__(self) -> str:
         return f"Configuration(start={self.start!r}, duration={self.duration!r}, circuits={self.circuits!r})"
@@ -136,3 +143,13 @@ class Configuration:
             and np.array_equal(a[0], b[0])
             and np.array_equal(a[1], b[1])
         )
+
+
+def _dense(start: float, duration: float, perm: IntArray) -> Configuration:
+    """Rebuild a dense configuration, its permutation read-only (see :meth:`Configuration.__reduce__`)."""
+    return Configuration(start, duration, _frozen(np.array(perm, dtype=np.int64)))
+
+
+def _sparse(start: float, duration: float, ins: IntArray, outs: IntArray, ports: int) -> Configuration:
+    """Rebuild a sparse configuration (the pickle constructor of :meth:`Configuration.__reduce__`)."""
+    return Configuration.sparse(start, duration, ins, outs, ports=ports)
