@@ -131,3 +131,45 @@ def test_compiled_spectra_placement_is_greedy_then_equalize(
 ) -> None:
     w = np.array(weights)
     assert spectra_placement(w, s, delta) == equalize(greedy(w, s, delta), delta)
+
+
+@given(
+    st.lists(
+        st.floats(0.0, 1e6, allow_subnormal=False) | st.floats(0.0, 1e-6, allow_subnormal=False),
+        max_size=700,
+    )
+)
+def test_compiled_pairwise_sum_is_numpys_sum(xs: list[float]) -> None:
+    # The compiled placement computes pack's lower end itself; it must be numpy's float exactly.
+    from ocsched.assign._kernels import pairwise_sum
+
+    a = np.array(xs, dtype=np.float64)
+    assert pairwise_sum(a) == float(a.sum())
+
+
+@given(
+    w=st.lists(st.floats(0.0, 10.0, allow_subnormal=False), min_size=1, max_size=14),
+    s=st.integers(1, 6),
+    delta=st.sampled_from([0.0, 0.01, 0.5]),
+    t0=st.sampled_from([0.0, 0.3]),
+)
+def test_compiled_uniform_placement_and_layout_match(w: list[float], s: int, delta: float, t0: float) -> None:
+    from ocsched.assign._kernels import lay_out_pieces, uniform_pieces
+    from ocsched.assign.uniform import _pieces_to_assignment
+
+    weights = np.array(w)
+    perms = np.arange(3 * len(w)).reshape(len(w), 3)
+    for packing, (ref, ref_splits) in (
+        (False, spectra_placement(weights, s, delta)),
+        (True, pack(weights, s, delta)),
+    ):
+        sw, perm, length, splits, _ = uniform_pieces(weights, s, delta, packing)
+        assert _pieces_to_assignment(s, sw, perm, length) == ref and splits == ref_splits
+        idx, starts = lay_out_pieces(sw, length, s, delta, t0)
+        got = [
+            (int(sw[e]), int(perm[e]), float(x), float(length[e])) for e, x in zip(idx, starts, strict=True)
+        ]
+        laid = timeline(ref, perms, delta, t0=t0)
+        assert got == [
+            (b, int(c.perm[0]) // 3, c.start, c.duration) for b, sw_ in enumerate(laid) for c in sw_
+        ]

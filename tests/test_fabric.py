@@ -505,3 +505,37 @@ def test_compiled_leftover_matches_held_times(data: st.DataObject) -> None:
     np.testing.assert_array_equal(dec.perms, want.perms)
     np.testing.assert_array_equal(dec.weights, want.weights)
     assert short == (_residual(dem, _kept(sch, at), fab).nnz > 0)
+
+
+@given(
+    d=demands(max_n=6),
+    s=st.integers(2, 5),
+    rate=st.sampled_from([1.0, 0.5, 2.0]),
+    cut=st.floats(0.0, 1.1),
+    placement=st.sampled_from(["pack", "equalize"]),
+)
+@settings(max_examples=80, deadline=None)
+def test_compiled_repair_on_identical_switches_matches_placement(
+    d: np.ndarray, s: int, rate: float, cut: float, placement: str
+) -> None:
+    # A switch failure leaving identical switches takes one compiled call for what is left, its
+    # placement and its layout; it must give exactly the configurations of the general path.
+    from ocsched.assign import _identical_live, place_on_fabric
+    from ocsched.model import as_demand
+    from ocsched.reschedule import _leftover, _repair_on_identical, degrade
+
+    dem = as_demand(d)
+    fab = Fabric.from_deltas([0.1] * s, rates=[rate] + [1.0] * (s - 1))  # switch 0 fails: any rate
+    sch = schedule(dem, fabric=fab, algorithm="spectra-pack")
+    at = cut * sch.makespan
+    degraded = degrade(fab, SwitchFailure(0, at))
+    live = _identical_live(degraded, at)
+    assert live == list(range(1, s))
+    got, splits = _repair_on_identical(sch, dem, degraded, at, live, placement)
+    dec, short = _leftover(sch, dem, degraded, at)
+    want: tuple[tuple[Configuration, ...], ...] = ((),) * s
+    want_splits = 0
+    if short:
+        want, want_splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+    assert [len(sw) for sw in got] == [len(sw) for sw in want] and splits == want_splits
+    assert all(a.same_as(b) for x, y in zip(got, want, strict=True) for a, b in zip(x, y, strict=True))

@@ -6,6 +6,7 @@ running at that moment, and places what is left on the surviving fabric from the
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched._version import __version__
-from ocsched.assign import PLACEMENTS, place_on_fabric
-from ocsched.assign._leftover import leftover_all_stop
+from ocsched.assign import PLACEMENTS, _identical_live, place_on_fabric
+from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InvalidInputError
@@ -27,6 +28,10 @@ from ocsched.timing import held_times
 from ocsched.validate import validate
 
 __all__ = ["LinkFailure", "SwitchFailure", "reschedule"]
+
+log = logging.getLogger("ocsched.reschedule")
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -146,15 +151,19 @@ def reschedule(
     at = float(failure.at)
     kept = _kept(schedule, at)
     residual: Demand | None = None
-    if degraded.model == "all-stop":
-        dec, short = _leftover(schedule, dem, degraded, at)
-    else:
-        residual = _residual(dem, kept, degraded)
-        dec, short = _merge(_pieces(schedule, fab, at), dem.n), residual.nnz > 0
     new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
     splits = 0
-    if short:
-        new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+    live = _identical_live(degraded, at) if degraded.model == "all-stop" and placement != "greedy" else []
+    if live:
+        new, splits = _repair_on_identical(schedule, dem, degraded, at, live, placement)
+    else:
+        if degraded.model == "all-stop":
+            dec, short = _leftover(schedule, dem, degraded, at)
+        else:
+            residual = _residual(dem, kept, degraded)
+            dec, short = _merge(_pieces(schedule, fab, at), dem.n), residual.nnz > 0
+        if short:
+            new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
     out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
     # Under all-stop the pieces are exactly what the dropped configurations would have served.
     if residual is not None and residual.nnz and not validate(out, dem).ok:
@@ -210,24 +219,57 @@ def _pieces(schedule: Schedule, fabric: Fabric, at: float) -> list[tuple[NDArray
     return out
 
 
-def _leftover(schedule: Schedule, dem: Demand, fabric: Fabric, at: float) -> tuple[Decomposition, bool]:
-    """All-stop: :func:`_merge` of :func:`_pieces`, and whether :func:`_residual` has an entry (compiled)."""
-    n = dem.n
+def _flat(schedule: Schedule) -> tuple[list[Configuration], IntArray, FloatArray, FloatArray]:
+    """The schedule's configurations, switch by switch: themselves, permutations, starts, durations."""
     confs = [c for sw in schedule.switches for c in sw]
-    perms = np.array([c.perm for c in confs], dtype=np.int64).reshape(len(confs), n)
-    rep = np.empty(len(confs), dtype=np.int64)
-    weight = np.empty(len(confs))
-    m, short = leftover_all_stop(
+    perms = np.array([c.perm for c in confs], dtype=np.int64).reshape(len(confs), schedule.ports)
+    start = np.array([c.start for c in confs], dtype=np.float64)
+    return confs, perms, start, np.array([c.duration for c in confs], dtype=np.float64)
+
+
+def _rates(schedule: Schedule, fabric: Fabric) -> FloatArray:
+    """Each configuration's switch rate, in :func:`_flat`'s order."""
+    return np.repeat(np.asarray(fabric.rates, dtype=np.float64), [len(sw) for sw in schedule.switches])
+
+
+def _repair_on_identical(
+    schedule: Schedule, dem: Demand, fabric: Fabric, at: float, live: list[int], placement: str
+) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
+    """What is left, placed and laid out on the identical ``live`` switches in one compiled call.
+
+    The same configurations as :func:`_leftover` followed by :func:`~ocsched.assign.place_on_fabric`
+    (a test checks it), without their intermediate objects: small reschedules are mostly those.
+    """
+    _, perms, start, duration = _flat(schedule)
+    sw, row, begin, length, splits, converged, _ = repair_on_identical(
         perms,
-        np.array([c.start for c in confs], dtype=np.float64),
-        np.array([c.duration for c in confs], dtype=np.float64),
-        np.repeat(np.asarray(fabric.rates, dtype=np.float64), [len(sw) for sw in schedule.switches]),
+        start,
+        duration,
+        _rates(schedule, fabric),
         at,
         dem.rows,
         dem.cols,
         dem.values,
-        rep,
-        weight,
+        len(live),
+        fabric.deltas[live[0]],
+        placement == "pack",
+    )
+    if not converged:
+        log.info("equalize stopped without converging")
+    perms.flags.writeable = False
+    out: list[list[Configuration]] = [[] for _ in range(fabric.size)]
+    for b, l, t, x in zip(sw.tolist(), row.tolist(), begin.tolist(), length.tolist(), strict=True):
+        out[live[b]].append(Configuration(t, x, perms[l]))
+    return tuple(tuple(x) for x in out), int(splits)
+
+
+def _leftover(schedule: Schedule, dem: Demand, fabric: Fabric, at: float) -> tuple[Decomposition, bool]:
+    """All-stop: :func:`_merge` of :func:`_pieces`, and whether :func:`_residual` has an entry (compiled)."""
+    confs, perms, start, duration = _flat(schedule)
+    rep = np.empty(len(confs), dtype=np.int64)
+    weight = np.empty(len(confs))
+    m, short = leftover_all_stop(
+        perms, start, duration, _rates(schedule, fabric), at, dem.rows, dem.cols, dem.values, rep, weight
     )
     return Decomposition(perms[rep[:m]], weight[:m]), bool(short)
 

@@ -13,9 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
-from ocsched.timing import busy
+from ocsched.timing import busy, earliest_start
 
 _busy = jit(busy)  # the delay rule itself, compiled: it stays defined once, in ocsched.timing
+_earliest = jit(earliest_start)
 
 
 @jit
@@ -235,3 +236,126 @@ def pack_pieces(
     if kf == -2:
         return -2, False, converged
     return (kf, True, converged) if kf >= 0 else (k, False, converged)
+
+
+@jit
+def _block_sum(a: NDArray[np.float64], lo: int, n: int) -> float:
+    """numpy's sum of ``a[lo:lo+n]`` for n <= 128: in order below 8, else 8 lanes then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r = a[lo : lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    res = float(((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@jit
+def pairwise_sum(a: NDArray[np.float64]) -> float:
+    """``a.sum()`` in numpy's order (halves down to blocks of <= 128, see :func:`_block_sum`).
+
+    The same float to the last bit (``tests/test_assign.py`` checks it on random arrays). Written
+    without recursion: numba's on-disk cache does not keep recursive functions safely.
+    """
+    seg_lo = np.empty(128, dtype=np.int64)  # pending segments (depth <= log2(n), far below 128)
+    seg_n = np.empty(128, dtype=np.int64)
+    seg_join = np.empty(128, dtype=np.bool_)  # True: add the two sums on top of the value stack
+    vals = np.empty(128)
+    ns, nv = 1, 0
+    seg_lo[0], seg_n[0], seg_join[0] = 0, a.size, False
+    while ns > 0:
+        ns -= 1
+        lo, n = seg_lo[ns], seg_n[ns]
+        if seg_join[ns]:
+            nv -= 1
+            vals[nv - 1] = vals[nv - 1] + vals[nv]
+        elif n <= 128:
+            vals[nv] = _block_sum(a, lo, n)
+            nv += 1
+        else:
+            n2 = n // 2
+            n2 -= n2 % 8
+            # Popped in order: left half, right half, then their sum.
+            seg_lo[ns], seg_n[ns], seg_join[ns] = lo, n, True
+            seg_lo[ns + 1], seg_n[ns + 1], seg_join[ns + 1] = lo + n2, n - n2, False
+            seg_lo[ns + 2], seg_n[ns + 2], seg_join[ns + 2] = lo, n2, False
+            ns += 3
+    return float(vals[0]) if nv else 0.0
+
+
+@jit
+def uniform_pieces(
+    weights: NDArray[np.float64], switches: int, delta: float, pack: bool
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], int, bool]:
+    """Spectra's placement (``pack=False``) or :func:`~ocsched.assign.uniform.pack` from it, in one call.
+
+    Returns the pieces (switch, permutation, length; in the order the placement appends them),
+    the number of splits and whether equalization converged: exactly
+    :func:`~ocsched.assign.uniform.spectra_placement` and ``pack(weights, switches, delta)``.
+    """
+    order = np.argsort(-weights, kind="mergesort")  # stable, as numpy's kind="stable"
+    rounds = 100 * (switches + weights.size)  # equalize's default guard
+    cap = weights.size + 2 * switches + 1  # equalize splits about once per switch; grown if not
+    while True:
+        sw = np.empty(cap, dtype=np.int64)
+        perm = np.empty(cap, dtype=np.int64)
+        length = np.empty(cap)
+        if not pack:
+            k, splits, converged = greedy_equalize(weights, order, switches, delta, rounds, sw, perm, length)
+            if k != -2:
+                return sw[:k], perm[:k], length[:k], splits, converged
+        else:
+            fsw = np.empty(cap, dtype=np.int64)
+            fperm = np.empty(cap, dtype=np.int64)
+            flen = np.empty(cap)
+            lo = (pairwise_sum(weights) + delta * weights.size) / switches
+            k, packed, converged = pack_pieces(
+                weights, order, switches, delta, rounds, lo, sw, perm, length, fsw, fperm, flen
+            )
+            if k != -2:
+                placed = 0
+                for x in weights:
+                    placed += x > 0
+                if packed:
+                    return fsw[:k], fperm[:k], flen[:k], k - placed, converged
+                return sw[:k], perm[:k], length[:k], k - placed, converged
+        cap *= 4
+
+
+@jit
+def lay_out_pieces(
+    switch: NDArray[np.int64], length: NDArray[np.float64], switches: int, delta: float, t0: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Each switch's pieces largest first (ties in array order), back to back from ``t0``.
+
+    Returns the pieces laid out (indices into the arrays, switch by switch) and their starts,
+    zero-length pieces dropped: :func:`~ocsched.assign.uniform.timeline` without the objects.
+    """
+    by = np.argsort(switch, kind="mergesort")
+    idx = np.empty(switch.size, dtype=np.int64)
+    starts = np.empty(switch.size)
+    c = 0
+    t = 0
+    for b in range(switches):
+        first = t
+        while t < by.size and switch[by[t]] == b:
+            t += 1
+        mine = by[first:t]
+        end = t0
+        for q in np.argsort(-length[mine], kind="mergesort"):
+            e = mine[q]
+            if length[e] > 0:
+                start = _earliest(end, delta)
+                idx[c], starts[c] = e, start
+                end = start + length[e]
+                c += 1
+    return idx[:c], starts[:c]

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched.assign._kernels import lay_out_pieces, uniform_pieces
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -53,6 +54,11 @@ def leftover_all_stop(
     k_all, n = perms.shape
     nnz = values.size
     served = np.zeros(nnz)
+    ptr = np.zeros(n + 1, dtype=np.int64)  # row i's entries: ptr[i]:ptr[i + 1] (row-major)
+    for e in range(nnz):
+        ptr[rows[e] + 1] += 1
+    for i in range(n):
+        ptr[i + 1] += ptr[i]
     hashes = np.empty(k_all, dtype=np.int64)
     m = 0
     for k in range(k_all):
@@ -69,15 +75,14 @@ def leftover_all_stop(
                 j = perms[k, i]
                 if j < 0:
                     continue
-                key = i * n + j
-                lo, hi = 0, nnz  # the entry (i, j), by bisection on the row-major keys
+                lo, hi = ptr[i], ptr[i + 1]  # the entry (i, j): bisection on row i's columns
                 while lo < hi:
                     mid = (lo + hi) // 2
-                    if rows[mid] * n + cols[mid] < key:
+                    if cols[mid] < j:
                         lo = mid + 1
                     else:
                         hi = mid
-                if lo < nnz and rows[lo] * n + cols[lo] == key:
+                if lo < ptr[i + 1] and cols[lo] == j:
                     served[lo] += amount
         if left <= 0.0:
             continue
@@ -100,3 +105,36 @@ def leftover_all_stop(
         if values[e] - served[e] > 1e-12 * max(row_sum[rows[e]], col_sum[cols[e]]):
             return m, True
     return m, False
+
+
+@jit
+def repair_on_identical(
+    perms: IntArray,
+    start: FloatArray,
+    duration: FloatArray,
+    rate: FloatArray,
+    at: float,
+    rows: IntArray,
+    cols: IntArray,
+    values: FloatArray,
+    switches: int,
+    delta: float,
+    pack: bool,
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray, int, bool, bool]:
+    """:func:`leftover_all_stop` placed and laid out from ``at`` on ``switches`` identical rate-1 switches.
+
+    Placement is Spectra's (``pack=False``) or pack, exactly as :func:`~ocsched.assign.place_on_fabric`
+    places and lays out the merged pieces. Returns the new configurations (live switch index,
+    row of ``perms``, start, duration; switch by switch, in time order), the splits, whether
+    equalization converged and whether any demand was short (nothing is placed if not).
+    """
+    k_all = perms.shape[0]
+    rep = np.empty(k_all, dtype=np.int64)
+    weight = np.empty(k_all)
+    m, short = leftover_all_stop(perms, start, duration, rate, at, rows, cols, values, rep, weight)
+    if not short or m == 0:
+        none = np.empty(0, dtype=np.int64)
+        return none, none, np.empty(0), np.empty(0), 0, True, short
+    sw, perm, length, splits, converged = uniform_pieces(weight[:m], switches, delta, pack)
+    idx, starts = lay_out_pieces(sw, length, switches, delta, at)
+    return sw[idx], rep[perm[idx]], starts, length[idx], splits, converged, short

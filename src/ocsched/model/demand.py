@@ -91,28 +91,29 @@ class Demand:
 
     @classmethod
     def _from_dense(cls, matrix: ArrayLike, name: str) -> Demand:
-        """:meth:`from_matrix` of a dense matrix: whole-array checks, one pass to the entries."""
+        """:meth:`from_matrix` of a dense matrix: one pass to its nonzero entries, checks on those only."""
         try:
             arr = np.asarray(matrix)
         except (ValueError, TypeError) as exc:
             raise InvalidInputError(f"`{name}` must be a square numeric matrix; {exc}") from None
         _check_shape(arr.shape, name)
         _check_dtype(arr.dtype, name)
-        arr = arr.astype(np.float64, copy=False)
-        if not np.isfinite(arr).all():
-            i, j = np.argwhere(~np.isfinite(arr))[0]
-            raise InvalidInputError(f"`{name}` must be finite; {name}[{i}, {j}] = {arr[i, j]}")
-        on = arr > 0
-        if not on.all() and (arr < 0).any():
-            i, j = np.argwhere(arr < 0)[0]
-            raise InvalidInputError(f"`{name}` must be non-negative; {name}[{i}, {j}] = {arr[i, j]}")
         n = int(arr.shape[0])
-        diag = np.diagonal(arr)
-        if (diag > 0).any():
-            _warn_diagonal(diag, name)
-            on[np.arange(n), np.arange(n)] = False
-        r, c = np.nonzero(on)
-        return cls(n, _frozen(r.astype(np.int64)), _frozen(c.astype(np.int64)), _frozen(arr[r, c]))
+        flat = arr.ravel()
+        idx = np.flatnonzero(flat != 0)  # row-major, so the first bad entry is the first in the matrix
+        v = flat[idx].astype(np.float64)  # NaN, inf and negatives are all nonzero
+        for bad, what in ((~np.isfinite(v), "finite"), (v < 0, "non-negative")):
+            if bad.any():
+                k = int(np.argmax(bad))
+                i, j = divmod(int(idx[k]), n)
+                raise InvalidInputError(f"`{name}` must be {what}; {name}[{i}, {j}] = {v[k]}")
+        r, c = np.divmod(idx, n)
+        diag = r == c
+        if diag.any():
+            _warn_diagonal(v[diag], name)
+            keep = ~diag
+            r, c, v = r[keep], c[keep], v[keep]
+        return cls(n, _frozen(r.astype(np.int64)), _frozen(c.astype(np.int64)), _frozen(v))
 
     @property
     def nnz(self) -> int:
