@@ -12,7 +12,7 @@ from operator import itemgetter
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign._kernels import fill_pieces, greedy_equalize, pack_below, pack_pieces
+from ocsched.assign._kernels import fill_pieces, pack_below, uniform_pieces
 from ocsched.model import Configuration
 from ocsched.timing import busy, lay_out
 
@@ -103,19 +103,7 @@ def spectra_placement(weights: NDArray[np.float64], switches: int, delta: float)
     >>> spectra_placement(np.array([4.0]), 2, 0.0)
     ([[(0, 2.0)], [(0, 2.0)]], 1)
     """
-    w = np.asarray(weights, dtype=np.float64)
-    order = np.argsort(-w, kind="stable")
-    rounds = 100 * (switches + w.size)  # equalize's default guard
-    cap = w.size + 2 * switches + 1  # equalize splits about once per switch; the arrays grow if not
-    while True:
-        sw, perm, length = _arrays(cap)
-        k, splits, converged = greedy_equalize(w, order, switches, float(delta), rounds, sw, perm, length)
-        if k != -2:
-            break
-        cap *= 4
-    if not converged:
-        log.info("equalize stopped after %d rounds without converging", rounds)
-    return _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k]), splits
+    return _uniform(np.asarray(weights, dtype=np.float64), switches, delta, pack=False)
 
 
 def fill(weights: NDArray[np.float64], switches: int, delta: float, horizon: float) -> Assignment | None:
@@ -204,21 +192,14 @@ def _pieces_to_assignment(
 
 def _pack_from_spectra(w: NDArray[np.float64], switches: int, delta: float) -> tuple[Assignment, int]:
     """:func:`pack` with Spectra's start, all of it in one compiled call (the same assignment)."""
-    order = np.argsort(-w, kind="stable")
-    lo = (float(w.sum()) + delta * w.size) / switches
-    rounds = 100 * (switches + w.size)  # equalize's default guard
-    cap = w.size + 2 * switches + 1
-    while True:
-        start, fill = _arrays(cap), _arrays(cap)
-        k, packed, converged = pack_pieces(w, order, switches, float(delta), rounds, lo, *start, *fill)
-        if k != -2:
-            break
-        cap *= 4
+    return _uniform(w, switches, delta, pack=True)
+
+
+def _uniform(w: NDArray[np.float64], switches: int, delta: float, *, pack: bool) -> tuple[Assignment, int]:
+    sw, perm, length, splits, converged = uniform_pieces(w, switches, float(delta), pack)
     if not converged:
-        log.info("equalize stopped after %d rounds without converging", rounds)
-    sw, perm, length = fill if packed else start
-    best = _pieces_to_assignment(switches, sw[:k], perm[:k], length[:k])
-    return best, k - int(np.count_nonzero(w > 0))
+        log.info("equalize stopped after %d rounds without converging", 100 * (switches + w.size))
+    return _pieces_to_assignment(switches, sw, perm, length), int(splits)
 
 
 def timeline(
