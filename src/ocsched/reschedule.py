@@ -153,6 +153,8 @@ def reschedule(
     residual: Demand | None = None
     new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
     splits = 0
+    # Identical surviving switches: Spectra's placement or pack, compiled with what is left (greedy
+    # alone, partial layouts and heterogeneous fabrics take the general path).
     live = _identical_live(degraded, at) if degraded.model == "all-stop" and placement != "greedy" else []
     if live:
         new, splits = _repair_on_identical(schedule, dem, degraded, at, live, placement)
@@ -219,12 +221,12 @@ def _pieces(schedule: Schedule, fabric: Fabric, at: float) -> list[tuple[NDArray
     return out
 
 
-def _flat(schedule: Schedule) -> tuple[list[Configuration], IntArray, FloatArray, FloatArray]:
-    """The schedule's configurations, switch by switch: themselves, permutations, starts, durations."""
+def _flat(schedule: Schedule) -> tuple[IntArray, FloatArray, FloatArray]:
+    """The schedule's configurations, switch by switch: permutations (one row each), starts, durations."""
     confs = [c for sw in schedule.switches for c in sw]
     perms = np.array([c.perm for c in confs], dtype=np.int64).reshape(len(confs), schedule.ports)
     start = np.array([c.start for c in confs], dtype=np.float64)
-    return confs, perms, start, np.array([c.duration for c in confs], dtype=np.float64)
+    return perms, start, np.array([c.duration for c in confs], dtype=np.float64)
 
 
 def _rates(schedule: Schedule, fabric: Fabric) -> FloatArray:
@@ -240,7 +242,7 @@ def _repair_on_identical(
     The same configurations as :func:`_leftover` followed by :func:`~ocsched.assign.place_on_fabric`
     (a test checks it), without their intermediate objects: small reschedules are mostly those.
     """
-    _, perms, start, duration = _flat(schedule)
+    perms, start, duration = _flat(schedule)
     sw, row, begin, length, splits, converged, _ = repair_on_identical(
         perms,
         start,
@@ -265,9 +267,9 @@ def _repair_on_identical(
 
 def _leftover(schedule: Schedule, dem: Demand, fabric: Fabric, at: float) -> tuple[Decomposition, bool]:
     """All-stop: :func:`_merge` of :func:`_pieces`, and whether :func:`_residual` has an entry (compiled)."""
-    confs, perms, start, duration = _flat(schedule)
-    rep = np.empty(len(confs), dtype=np.int64)
-    weight = np.empty(len(confs))
+    perms, start, duration = _flat(schedule)
+    rep = np.empty(len(perms), dtype=np.int64)
+    weight = np.empty(len(perms))
     m, short = leftover_all_stop(
         perms, start, duration, _rates(schedule, fabric), at, dem.rows, dem.cols, dem.values, rep, weight
     )

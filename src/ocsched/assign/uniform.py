@@ -196,6 +196,7 @@ def _pack_from_spectra(w: NDArray[np.float64], switches: int, delta: float) -> t
 
 
 def _uniform(w: NDArray[np.float64], switches: int, delta: float, *, pack: bool) -> tuple[Assignment, int]:
+    """Spectra's placement, or pack from it: the compiled :func:`uniform_pieces` as an assignment."""
     sw, perm, length, splits, converged = uniform_pieces(w, switches, float(delta), pack)
     if not converged:
         log.info("equalize stopped after %d rounds without converging", 100 * (switches + w.size))
