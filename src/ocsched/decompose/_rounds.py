@@ -23,8 +23,12 @@ a port may stay idle at no cost). The compiled driver (numba):
 Measured (CPU s in these rounds, old and new code interleaved in one process on a 2-core machine
 shared with other jobs): dense uniform random n=512 / 1024 / 2048 from 0.69 / 4.4 / 36 s before
 the contiguous candidate graph, the rows kept in order of cost and the pruned augmenting paths
-of :mod:`~ocsched.decompose._assignment`, to 0.61 / 3.3 / 18 s after. Where the time goes at
-n=1024 now: auction steps ~25%, augmenting paths ~40%, pricing ~15%, the last sparse rounds ~10%.
+of :mod:`~ocsched.decompose._assignment`, to 0.61 / 3.3 / 18 s after. Where the time goes (CPU
+clock around each part of a round, instrumented copy, 2026-12-01), dense n=1024 / MoE n=256:
+shortest augmenting paths 37% / 50% (about 15 a round at n=1024, each settling a few hundred of
+the 2n nodes), auction steps 20% / 16% (they stop at about 5n a round: the free list's capacity;
+a larger list and budget were measured not to help), pricing 17% / 23%, rebuilding the candidate
+graph 13% / 5%, the rest of the round 9% / 5%.
 
 Memory is O(nnz + n): no n x n array.
 """
