@@ -5,6 +5,10 @@ loops are most of Spectra's placement time and all of a reschedule's. The kernel
 into flat arrays (switch, permutation, length, in the order they are placed); their semantics are
 exactly those of :func:`~ocsched.assign.uniform.greedy`, :func:`~ocsched.assign.uniform.equalize`
 and :func:`~ocsched.assign.uniform.fill`, ties included.
+
+Numba's on-disk cache is kept per file, and a kernel keeps compiled copies of the kernels it
+calls from other files: after editing ``timing.busy`` or ``timing.earliest_start``, touch this
+file; after editing this file, touch ``_leftover.py`` (or clear ``__pycache__``).
 """
 
 from __future__ import annotations
