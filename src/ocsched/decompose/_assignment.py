@@ -94,7 +94,9 @@ def _augment(
                     dist[r] = nd
                     pred[r] = cur
                     pred_e[r] = e
-                    # push
+                    # push. This record-and-push step is written out for each of the three kinds
+                    # of edge: a shared helper, even one numba inlines, measured 10-20 % slower
+                    # on the rounds (dense n=512, MoE n=256; 2026-12-01).
                     k = hs
                     hs += 1
                     while k > 0:

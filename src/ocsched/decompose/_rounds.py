@@ -87,30 +87,18 @@ def _keep_least(
 
 
 @jit
-def _rescan(
-    i: int,
-    lptr: IntArray,
-    lent: IntArray,
-    cols: IntArray,
-    cost: FloatArray,
-    v: FloatArray,
-    vmax: float,
-    edge_l: IntArray,
-    cand: IntArray,
-    ccount: IntArray,
-    incand: NDArray[np.bool_],
-    lb: FloatArray,
-    order: Any,
-    best_k: FloatArray,
-    best_e: IntArray,
-) -> None:
+def _rescan(i: int, vmax: float, scan: Any) -> None:
     """Row i's candidates: its cand_k live entries of least ``cost - v`` and its matched one.
+
+    ``scan`` holds the driver's arrays ``(lptr, lent, cols, cost, v, edge_l, cand, ccount, incand,
+    lb, order, best_k, best_e)`` (see :func:`_run_rounds`).
 
     ``lb[i]`` becomes a lower bound of ``cost - v`` on the entries left out. Where the row's live
     entries are still in order of cost (``order``: ``by_cost[sbeg[i]:send[i]]``, with their
     columns and costs, less ``shift[i]``), the scan stops at the first entry whose
     ``cost - vmax`` (``vmax`` >= every column price) cannot enter the list.
     """
+    lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, order, best_k, best_e = scan
     by_cost, s_col, s_cost, shift, sbeg, send, sorted_ok, live = order
     cand_k = cand.shape[1] - 1
     for q in range(ccount[i]):
@@ -291,6 +279,7 @@ def _run_rounds(
     match_l = np.full(2 * n, -1, dtype=np.int64)
     match_r = np.full(2 * n, -1, dtype=np.int64)
     edge_l = np.full(2 * n, -1, dtype=np.int64)
+    scan = (lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, order, best_k, best_e)
     cap = 2 * nnz + 4 * n + 4
     work = (
         np.full(2 * n, inf),
@@ -410,23 +399,7 @@ def _run_rounds(
                     send[i] = b + k
                     sorted_ok[i] = True
                 for i in range(n):
-                    _rescan(
-                        i,
-                        lptr,
-                        lent,
-                        cols,
-                        cost,
-                        v,
-                        vmax,
-                        edge_l,
-                        cand,
-                        ccount,
-                        incand,
-                        lb,
-                        order,
-                        best_k,
-                        best_e,
-                    )
+                    _rescan(i, vmax, scan)
                 built = True
             else:  # drop dead candidates; a row left with few gets a fresh list
                 for i in range(n):
@@ -440,23 +413,7 @@ def _run_rounds(
                             incand[e] = False
                     ccount[i] = c
                     if 2 * c < cand_k:
-                        _rescan(
-                            i,
-                            lptr,
-                            lent,
-                            cols,
-                            cost,
-                            v,
-                            vmax,
-                            edge_l,
-                            cand,
-                            ccount,
-                            incand,
-                            lb,
-                            order,
-                            best_k,
-                            best_e,
-                        )
+                        _rescan(i, vmax, scan)
         else:
             built = False
         passes = 0
@@ -508,23 +465,7 @@ def _run_rounds(
             # feasibility and its node re-matched.
             for i in range(n):
                 if u[i] > lb[i] + tol:
-                    _rescan(
-                        i,
-                        lptr,
-                        lent,
-                        cols,
-                        cost,
-                        v,
-                        vmax,
-                        edge_l,
-                        cand,
-                        ccount,
-                        incand,
-                        lb,
-                        order,
-                        best_k,
-                        best_e,
-                    )
+                    _rescan(i, vmax, scan)
                     m = lb[i]
                     for q in range(ccount[i]):
                         e = cand[i, q]
