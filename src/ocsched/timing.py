@@ -131,15 +131,6 @@ def slack(delta: float, *times: float, rtol: float = RTOL) -> float:
     return rtol * delta + 8.0 * float(np.spacing(max(finite, default=0.0)))
 
 
-def finish_time(total: float, configurations: int, delta: float, rate: float = 1.0) -> float:
-    """Return how long a switch of ``rate`` is busy serving ``total`` demand in that many configurations.
-
-    >>> finish_time(4.0, 2, 0.5, rate=2.0)
-    3.0
-    """
-    return busy(total / rate, configurations, delta)
-
-
 def lay_out_windows(
     durations: Iterable[float],
     delta: float,

@@ -51,19 +51,11 @@ def finish(demand: Demand, perms: IntArray, weights: FloatArray) -> Decompositio
     return Decomposition(perms, top_up(demand, perms, weights))
 
 
-def is_perfect(mask: NDArray[np.bool_]) -> IntArray | None:
-    """A perfect matching inside ``mask`` (``perm[i] = j``), or None if there is none."""
-    from scipy.sparse.csgraph import maximum_bipartite_matching
-
-    match = maximum_bipartite_matching(sp.csr_array(mask), perm_type="column")
-    return None if (match < 0).any() else np.asarray(match, dtype=np.int64)
-
-
 def perfect_on(n: int, rows: IntArray, cols: IntArray, keep: NDArray[np.bool_]) -> IntArray | None:
-    """:func:`is_perfect` on the entries ``keep`` of a row-major sparse support.
+    """A perfect matching (``perm[i] = j``) among the entries ``keep`` of a row-major support, or None.
 
-    The graph and its adjacency order are those of the dense mask, so the matching is the same;
-    the cost is O(nnz) instead of O(n^2).
+    The graph and its adjacency order are those of the dense n x n mask of these entries, so scipy
+    finds the same matching as on that mask; the cost is O(nnz) instead of O(n^2).
     """
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
