@@ -94,3 +94,18 @@ def test_rounds_optimal_with_a_tiny_candidate_graph(d: np.ndarray) -> None:
         mp.setattr(rounds, "_CANDIDATES", 3)
         mp.setattr(rounds, "_DENSE_AT", 8)
         _replay(d)
+
+
+def test_rounds_optimal_when_the_candidate_graph_has_no_perfect_matching() -> None:
+    # Every line is critical from the first round, so the rounds are perfect matchings solved
+    # without dummies. Three popular columns hold every row's three best entries: the first
+    # candidate graph (three entries a row) has no perfect matching, so each round falls back
+    # to the live graph after pricing (MoE's hot experts do this at scale).
+    rng = np.random.default_rng(0)
+    d = rng.random((40, 40)) * 0.1 + 0.01
+    d[:, :3] += 5.0
+    np.fill_diagonal(d, 0.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rounds, "_CANDIDATES", 3)
+        mp.setattr(rounds, "_DENSE_AT", 8)
+        assert _replay(d) == 39

@@ -54,8 +54,11 @@ def _augment(
     touched: IntArray,
     sr: IntArray,
     prune: bool,
-) -> None:
+    perfect: bool,
+) -> bool:
     """One shortest augmenting path (Dijkstra on reduced costs) from the free left node ``a0``.
+
+    Returns False, changing nothing, if ``perfect`` (no dummy edge) and no path exists.
 
     Left nodes: rows 0..n-1 and column dummies n..2n-1; right nodes: columns 0..n-1 and row
     dummies n..2n-1. Edges: demand (i, j) with ``cost[e]``; (i, n+i), (n+j, j) and the mirror
@@ -109,7 +112,7 @@ def _augment(
                     heap_k[k] = nd
                     heap_v[k] = r
             r = n + cur
-            if not final[r]:
+            if not perfect and not final[r]:
                 nd = cur_d - ucur - v[r]
                 if nd < dist[r] and (not prune or nd <= lim):
                     if match_r[r] < 0:
@@ -186,7 +189,13 @@ def _augment(
                 break
             r = -1
         if r < 0:
-            raise RuntimeError("no augmenting path (the augmented graph always has one)")
+            if not perfect:
+                raise RuntimeError("no augmenting path (the augmented graph always has one)")
+            for t in range(nt):
+                r = touched[t]
+                dist[r] = inf
+                final[r] = False
+            return False
         final[r] = True
         if match_r[r] < 0:
             sink = r
@@ -220,6 +229,7 @@ def _augment(
         r = touched[t]
         dist[r] = inf
         final[r] = False
+    return True
 
 
 @jit
@@ -253,6 +263,7 @@ def _reduce(
     match_l: IntArray,
     match_r: IntArray,
     edge_l: IntArray,
+    perfect: bool,
 ) -> int:
     """One auction step (JV's augmenting row reduction) for the free left node ``a``.
 
@@ -270,8 +281,9 @@ def _reduce(
             e = rent[t]
             r = cols[e]
             m1, m2, r1, e1 = _two_least(cost[e] - v[r], r, e, m1, m2, r1, e1)
-        r = n + a
-        m1, m2, r1, e1 = _two_least(-v[r], r, -1, m1, m2, r1, e1)
+        if not perfect:
+            r = n + a
+            m1, m2, r1, e1 = _two_least(-v[r], r, -1, m1, m2, r1, e1)
     else:
         j = a - n
         for t in range(cptr[j] - 1, cptr[j + 1]):
@@ -313,8 +325,14 @@ def _solve(
     nf: int,
     queue: IntArray,
     work: Any,
-) -> None:
-    """Match every free left node: auction steps first, then shortest augmenting paths."""
+    perfect: bool,
+) -> int:
+    """Match every free left node: auction steps first, then shortest augmenting paths.
+
+    With ``perfect`` the dummies are left out: rows must match columns, and free column dummies
+    are skipped. Returns how many rows found no augmenting path then (0 without ``perfect``);
+    they are left free, listed first in ``queue``.
+    """
     dist, pred, pred_e, final, heap_k, heap_v, touched, sr = work
     steps = min(8 * nf, free.size - nf - 1)  # JV reduction: cheap on candidates; each step may free one node
     nq = 0
@@ -322,11 +340,13 @@ def _solve(
     while t < nf:
         a = free[t]
         t += 1
-        if match_l[a] >= 0:
+        if match_l[a] >= 0 or (perfect and a >= n):
             continue
         if steps > 0:
             steps -= 1
-            old = _reduce(a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l)
+            old = _reduce(
+                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l, perfect
+            )  # fmt: skip
             if old >= 0:
                 free[nf] = old
                 nf += 1
@@ -335,13 +355,16 @@ def _solve(
                 continue
         queue[nq] = a
         nq += 1
+    failed = 0
     for t in range(nq):
         a = queue[t]
-        if match_l[a] < 0:
-            _augment(
-                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
-                dist, pred, pred_e, final, heap_k, heap_v, touched, sr, True,
-            )  # fmt: skip
+        if match_l[a] < 0 and not _augment(
+            a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
+            dist, pred, pred_e, final, heap_k, heap_v, touched, sr, True, perfect,
+        ):  # fmt: skip
+            queue[failed] = a  # t >= failed: the rows still to try are not overwritten
+            failed += 1
+    return failed
 
 
 @jit
@@ -406,7 +429,9 @@ def _max_weight(
             continue
         if steps > 0:
             steps -= 1
-            old = _reduce(a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l)
+            old = _reduce(
+                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l, False
+            )  # fmt: skip
             if old >= 0:
                 free[nf] = old
                 nf += 1
@@ -415,7 +440,7 @@ def _max_weight(
                 continue
         _augment(
             a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
-            dist, pred, pred_e, final, heap_k, heap_v, touched, sr, False,
+            dist, pred, pred_e, final, heap_k, heap_v, touched, sr, False, False,
         )  # fmt: skip
     return edge_l[:n].copy()
 
