@@ -109,3 +109,22 @@ def test_rounds_optimal_when_the_candidate_graph_has_no_perfect_matching() -> No
         mp.setattr(rounds, "_CANDIDATES", 3)
         mp.setattr(rounds, "_DENSE_AT", 8)
         assert _replay(d) == 39
+
+
+@pytest.mark.parametrize(("n", "seed"), [(40, 0), (150, 1)])
+def test_one_permutation_per_entry_shortcut_gives_the_general_weights(n: int, seed: int) -> None:
+    # Dense input: every entry on exactly one permutation, so the top-up, LP refit and drop
+    # step are done in closed form. Same bits as the general path, at any magnitude.
+    from ocsched.decompose import spectra as mod
+
+    rng = np.random.default_rng(seed)
+    d = rng.random((n, n)) * 10.0 ** rng.uniform(-6, 6)
+    np.fill_diagonal(d, 0.0)
+    dem = Demand.from_matrix(d)
+    fast = spectra_decompose(dem)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mod, "_each_once", lambda ent, nnz: False)
+        general = spectra_decompose(dem)
+    assert len(fast) == n - 1
+    assert np.array_equal(fast.perms, general.perms)
+    assert np.array_equal(fast.weights, general.weights)

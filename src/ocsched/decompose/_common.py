@@ -163,16 +163,19 @@ def refit_weights(
     return top_up(demand, perms, x * scale, inc=a)
 
 
-def drop_empty(dec: Decomposition, demand: Demand) -> Decomposition:
+def drop_empty(
+    dec: Decomposition, demand: Demand, *, inc: sp.csr_array | sp.csc_array | None = None
+) -> Decomposition:
     """Remove permutations with no circuit, no weight, or a negligible one, keeping coverage.
 
     A weight at most 1e-12 of every entry its permutation holds (LP round-off) would cost a
     whole reconfiguration for nothing: it is dropped and the others topped up, so the result
     still covers the demand. Every comparison is relative: demands of any magnitude behave alike.
+    ``inc`` is :func:`incidence` if the caller has it.
     """
     if len(dec) == 0:
         return dec
-    a = incidence(demand, dec.perms).tocsc()
+    a = (incidence(demand, dec.perms) if inc is None else inc).tocsc()
     held = np.diff(a.indptr) > 0
     smallest = np.full(len(dec), np.inf)
     np.minimum.at(smallest, np.repeat(np.arange(len(dec)), np.diff(a.indptr)), demand.values[a.indices])

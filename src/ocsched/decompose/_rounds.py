@@ -12,9 +12,10 @@ a port may stay idle at no cost). The compiled driver (numba):
 - works on the live entries only: an entry already covered on a critical line can never be
   chosen again (a critical line must take an uncovered entry) and is dropped, amortised;
 - on dense input solves each round on a candidate graph (each row's 16 entries of least
-  reduced cost, copied into contiguous arrays so that the solver's scans stay in cache) and
-  prices out every other live entry through per-line lower bounds that stay valid as prices
-  fall, re-scanning a line only when its dual passes its bound;
+  reduced cost, with their columns and costs kept beside them, copied into contiguous arrays so
+  that the solver's scans stay in cache) and prices out every other live entry through per-line
+  lower bounds that stay valid as prices fall, re-scanning a line only when its dual passes its
+  bound;
 - keeps each row's live entries in order of cost while that order lasts (on dense input every
   line is critical from the first round, so costs never change after it): a re-scan then reads
   the row in that order and stops at the first entry that cannot beat its current 16th best
@@ -23,17 +24,22 @@ a port may stay idle at no cost). The compiled driver (numba):
   perfect matching without the dummies: every line keeps taking one uncovered entry, so the
   live graph stays regular and has one. Where the candidate graph has none (MoE: every row's
   best entries in the same few hot columns), the round prices every row and finishes on the
-  live graph. On MoE the dummies were two thirds of the nodes the shortest paths settled.
+  live graph. On MoE the dummies were two thirds of the nodes the shortest paths settled. Such
+  a round's only dead candidates are its matched entries: they leave the lists at its end, and
+  no pass over the whole demand's arrays is left in a round.
 
-Measured (CPU s in these rounds, old and new code interleaved in one process on a 2-core machine
-shared with other jobs): dense uniform random n=512 / 1024 / 2048 from 0.69 / 4.4 / 36 s before
-the contiguous candidate graph, the rows kept in order of cost and the pruned augmenting paths
-of :mod:`~ocsched.decompose._assignment`, to 0.61 / 3.3 / 18 s after. Where the time goes (CPU
-clock around each part of a round, instrumented copy, 2026-12-01), dense n=1024 / MoE n=256:
-shortest augmenting paths 37% / 50% (about 15 a round at n=1024, each settling a few hundred of
-the 2n nodes), auction steps 20% / 16% (they stop at about 5n a round: the free list's capacity;
-a larger list and budget were measured not to help), pricing 17% / 23%, rebuilding the candidate
-graph 13% / 5%, the rest of the round 9% / 5%.
+Measured (CPU s in these rounds, old and new code interleaved on a 2-core machine shared with
+other jobs): dense uniform random n=512 / 1024 / 2048 from 0.69 / 4.4 / 36 s before the
+contiguous candidate graph, the rows kept in order of cost and the pruned augmenting paths of
+:mod:`~ocsched.decompose._assignment`, to 0.61 / 3.3 / 18 s after; the perfect rounds then took
+``schedule()`` on dense n=1024 and MoE n=256 to 0.72x and 0.43x of that (same makespans).
+Where the time goes now (wall clock around each part of a round, instrumented copy,
+2026-12-01, dense n=1024): shortest augmenting paths 40% (about 15 a round, each settling about
+390 nodes), auction steps 23% (about 5n a round: the free list's capacity; a larger list and
+budget were measured not to help), pricing 19% (about 290 row re-scans a round: a row's dual
+climbs past its bound every three or four rounds; bounds that move with the highest price were
+tried and cut that by 3% only), the start of a round 6%, collecting the permutation 5%, the
+rest 7%.
 
 Memory is O(nnz + n): no n x n array.
 """
@@ -95,19 +101,19 @@ def _keep_least(
 def _rescan(i: int, vmax: float, scan: Any) -> None:
     """Row i's candidates: its cand_k live entries of least ``cost - v`` and its matched one.
 
-    ``scan`` holds the driver's arrays ``(lptr, lent, cols, cost, v, edge_l, cand, ccount, incand,
-    lb, order, best_k, best_e)`` (see :func:`_run_rounds`).
+    ``scan`` holds the driver's arrays ``(lptr, lent, cols, cost, v, edge_l, cand, ccount,
+    cand_col, cand_cost, lb, order, best_k, best_e)`` (see :func:`_run_rounds`); ``cand_col``
+    and ``cand_cost`` get each candidate's column and cost, so that the candidate graph is
+    copied from contiguous rows, not gathered from the whole demand.
 
     ``lb[i]`` becomes a lower bound of ``cost - v`` on the entries left out. Where the row's live
     entries are still in order of cost (``order``: ``by_cost[sbeg[i]:send[i]]``, with their
     columns and costs, less ``shift[i]``), the scan stops at the first entry whose
     ``cost - vmax`` (``vmax`` >= every column price) cannot enter the list.
     """
-    lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, order, best_k, best_e = scan
+    lptr, lent, cols, cost, v, edge_l, cand, ccount, cand_col, cand_cost, lb, order, best_k, best_e = scan
     by_cost, s_col, s_cost, shift, sbeg, send, sorted_ok, live = order
     cand_k = cand.shape[1] - 1
-    for q in range(ccount[i]):
-        incand[cand[i, q]] = False
     nb = 0
     low = np.inf
     keep = edge_l[i]
@@ -139,14 +145,25 @@ def _rescan(i: int, vmax: float, scan: Any) -> None:
     c = 0
     if keep >= 0:
         cand[i, c] = keep
-        incand[keep] = True
         c += 1
     for q in range(nb):
         cand[i, c] = best_e[q]
-        incand[best_e[q]] = True
         c += 1
+    for q in range(c):
+        e = cand[i, q]
+        cand_col[i, q] = cols[e]
+        cand_cost[i, q] = cost[e]
     ccount[i] = c
     lb[i] = low
+
+
+@jit
+def _find(cand: IntArray, ccount: IntArray, i: int, e: int) -> int:
+    """Where entry ``e`` is in row i's candidates (-1 if it is not one)."""
+    for q in range(ccount[i]):
+        if cand[i, q] == e:
+            return q
+    return -1
 
 
 @jit
@@ -252,12 +269,13 @@ def _run_rounds(
     gcol = np.empty(gsize, dtype=np.int64)
     gcost = np.empty(gsize)
     grow = np.empty(gsize, dtype=np.int64)
-    gpos = np.zeros(nnz, dtype=np.int64)
     gcptr = np.zeros(n + 1, dtype=np.int64)
     gcent = np.empty(gsize, dtype=np.int64)
     cand = np.empty((n, cand_k + 1), dtype=np.int64)
     ccount = np.zeros(n, dtype=np.int64)
-    incand = np.zeros(nnz, dtype=np.bool_)
+    cand_col = np.empty((n, cand_k + 1), dtype=np.int64)
+    cand_cost = np.empty((n, cand_k + 1))
+    fresh = False  # cand_cost holds the costs (perfect rounds: costs no longer change)
     lb = np.full(n, inf)
     lbc = np.full(n, inf)
     # live[e]: not yet covered, or on no critical line (a dead entry is never chosen again).
@@ -284,7 +302,7 @@ def _run_rounds(
     match_l = np.full(2 * n, -1, dtype=np.int64)
     match_r = np.full(2 * n, -1, dtype=np.int64)
     edge_l = np.full(2 * n, -1, dtype=np.int64)
-    scan = (lptr, lent, cols, cost, v, edge_l, cand, ccount, incand, lb, order, best_k, best_e)
+    scan = (lptr, lent, cols, cost, v, edge_l, cand, ccount, cand_col, cand_cost, lb, order, best_k, best_e)
     cap = 2 * nnz + 4 * n + 4
     work = (
         np.full(2 * n, inf),
@@ -430,31 +448,35 @@ def _run_rounds(
                 built = True
             else:  # drop dead candidates; a row left with few gets a fresh list
                 for i in range(n):
-                    c = 0
-                    for q in range(ccount[i]):
-                        e = cand[i, q]
-                        if unc[e] or not (crit_r[rows[e]] or crit_c[cols[e]]):
-                            cand[i, c] = e
-                            c += 1
-                        else:
-                            incand[e] = False
-                    ccount[i] = c
-                    if 2 * c < cand_k:
+                    if not (perfect and fresh):  # (a perfect round's dead entries left at its end)
+                        c = 0
+                        for q in range(ccount[i]):
+                            e = cand[i, q]
+                            if unc[e] or not (crit_r[rows[e]] or crit_c[cols[e]]):
+                                cand[i, c] = e
+                                c += 1
+                        ccount[i] = c
+                    if 2 * ccount[i] < cand_k:
                         _rescan(i, vmax, scan)
         else:
             built = False
         passes = 0
         while True:
             if dense:
+                if not (perfect and fresh):  # costs may have changed since the rows' scans
+                    for i in range(n):
+                        for q in range(ccount[i]):
+                            e = cand[i, q]
+                            cand_col[i, q] = cols[e]
+                            cand_cost[i, q] = cost[e]
+                    fresh = perfect
                 k = 0
                 for i in range(n):
                     gptr[i] = k
                     for q in range(ccount[i]):
-                        e = cand[i, q]
-                        gent[k] = e
-                        gcol[k] = cols[e]
-                        gcost[k] = cost[e]
-                        gpos[e] = k
+                        gent[k] = cand[i, q]
+                        gcol[k] = cand_col[i, q]
+                        gcost[k] = cand_cost[i, q]
                         k += 1
                 gptr[n] = k
                 if not perfect:  # the column lists serve the column dummies only
@@ -465,9 +487,10 @@ def _run_rounds(
                 for i in range(n):
                     e = edge_l[i]
                     if e >= 0:
-                        if gent[gpos[e]] != e:  # Invariant: a matched entry is one of its row's candidates.
+                        q = _find(cand, ccount, i, e)
+                        if q < 0:  # Invariant: a matched entry is one of its row's candidates.
                             raise AssertionError("a matched entry is not in the candidate graph")
-                        edge_l[i] = gpos[e]
+                        edge_l[i] = gptr[i] + q
                 failed = _solve(
                     n, gptr, gidx, gcol, gcptr, gidx, grow, gcost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work, perfect,
@@ -499,8 +522,7 @@ def _run_rounds(
                         _rescan(i, vmax, scan)
                         m = lb[i]
                         for q in range(ccount[i]):
-                            e = cand[i, q]
-                            m = min(m, cost[e] - v[cols[e]])
+                            m = min(m, cand_cost[i, q] - v[cand_col[i, q]])
                         if m < u[i] - tol:
                             nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
                 if _solve(
@@ -510,7 +532,7 @@ def _run_rounds(
                     raise AssertionError("a regular bipartite graph without a perfect matching")
                 nf = 0
                 for i in range(n):  # Invariant: a matched entry is one of its row's candidates.
-                    if not incand[edge_l[i]]:
+                    if _find(cand, ccount, i, edge_l[i]) < 0:
                         _rescan(i, vmax, scan)
                 break
             nf = 0
@@ -529,8 +551,7 @@ def _run_rounds(
                     _rescan(i, vmax, scan)
                     m = lb[i]
                     for q in range(ccount[i]):
-                        e = cand[i, q]
-                        m = min(m, cost[e] - v[cols[e]])
+                        m = min(m, cand_cost[i, q] - v[cand_col[i, q]])
                     if m < u[i] - tol:
                         nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
             for j in range(0 if perfect else n):  # no column dummy in a perfect round
@@ -600,6 +621,15 @@ def _run_rounds(
                 covered_since += 1
                 cnt_r[rows[e]] -= 1
                 cnt_c[cols[e]] -= 1
+        if perfect and fresh and built:  # the entries just covered are dead: out of the candidates
+            for i in range(n):
+                q = _find(cand, ccount, i, edge_l[i])
+                if q >= 0:
+                    for t in range(q + 1, ccount[i]):
+                        cand[i, t - 1] = cand[i, t]
+                        cand_col[i, t - 1] = cand_col[i, t]
+                        cand_cost[i, t - 1] = cand_cost[i, t]
+                    ccount[i] -= 1
         weights[l] = w
         ent_ptr[l + 1] = nent
         prev_start = start

@@ -85,10 +85,41 @@ def spectra_decompose(demand: Demand, *, method: str = "fast") -> Decomposition:
         perm_of = np.repeat(np.arange(big_delta), np.diff(ptr))
         perms = np.full((big_delta, demand.n), -1, dtype=np.int64)
         perms[perm_of, demand.rows[ent]] = demand.cols[ent]
+        if _each_once(ent, demand.nnz):
+            return _one_each(demand, perms, ent, ptr)
         inc = incidence_from(demand.nnz, big_delta, ent, perm_of)
     weights = top_up(demand, perms, weights * top, inc=inc)
     weights = refit_weights(demand, perms, weights, inc=inc)
-    return drop_empty(Decomposition(perms, weights), demand)
+    return drop_empty(Decomposition(perms, weights), demand, inc=inc)
+
+
+def _each_once(ent: IntArray, nnz: int) -> bool:
+    """True if the rounds put every demand entry on exactly one permutation."""
+    return bool(ent.size == nnz and np.bincount(ent, minlength=nnz).max(initial=0) == 1)
+
+
+def _one_each(demand: Demand, perms: IntArray, ent: IntArray, ptr: IntArray) -> Decomposition:
+    """Top-up, refit and drop-empty where every entry lies on exactly one permutation (dense input).
+
+    Then the refit LP has one constraint per entry on one weight each: its optimum is each
+    permutation's largest entry, and no sparse incidence matrix is needed. The arithmetic is
+    that of :func:`refit_weights` (which scales by the largest entry) and :func:`top_up`, so the
+    weights are the general path's to the last bit (a test checks it); on dense n = 2048 the
+    general path spent about 3.5 s here, in sparse matrices of 4 million entries.
+    """
+    size = np.diff(ptr)
+    held = size > 0
+    starts = ptr[:-1][held]
+    scale = float(demand.values.max())
+    vals = demand.values[ent]
+    w = np.zeros(size.size)
+    w[held] = np.maximum.reduceat(vals / scale, starts) * scale
+    short = np.maximum.reduceat(vals - np.repeat(w, size), starts)
+    w[held] += np.where(short > 0, short, 0.0)  # top_up: the round-off of the rescaling
+    smallest = np.full(size.size, np.inf)
+    smallest[held] = np.minimum.reduceat(vals, starts)
+    keep = held & (w > 0) & ~(w <= 1e-12 * smallest)
+    return Decomposition(perms[keep], w[keep])
 
 
 def _reference(demand: Demand) -> tuple[IntArray, FloatArray]:
