@@ -132,7 +132,9 @@ def _rescan(i: int, vmax: float, scan: Any) -> None:
             if nb == cand_k and c - vmax >= best_k[nb - 1]:
                 low = min(low, c - vmax)  # bounds this entry and every later one
                 break
-            nb, out = _keep_least(c - v[s_col[t]], e, nb, cand_k, best_k, best_e)
+            # The list keeps positions in the order: its entries, columns and costs are then
+            # read near each other, not gathered from the whole demand's arrays.
+            nb, out = _keep_least(c - v[s_col[t]], t, nb, cand_k, best_k, best_e)
             low = min(low, out)
             t += 1
     else:
@@ -145,14 +147,20 @@ def _rescan(i: int, vmax: float, scan: Any) -> None:
     c = 0
     if keep >= 0:
         cand[i, c] = keep
+        cand_col[i, c] = cols[keep]
+        cand_cost[i, c] = cost[keep]
         c += 1
     for q in range(nb):
-        cand[i, c] = best_e[q]
+        t = best_e[q]
+        if sorted_ok[i]:
+            cand[i, c] = by_cost[t]
+            cand_col[i, c] = s_col[t]
+            cand_cost[i, c] = s_cost[t] - shift[i]
+        else:
+            cand[i, c] = t
+            cand_col[i, c] = cols[t]
+            cand_cost[i, c] = cost[t]
         c += 1
-    for q in range(c):
-        e = cand[i, q]
-        cand_col[i, q] = cols[e]
-        cand_cost[i, q] = cost[e]
     ccount[i] = c
     lb[i] = low
 
