@@ -232,6 +232,36 @@ def _reprice(
 
 
 @jit
+def _price_rows(
+    n: int,
+    tol: float,
+    u: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    free: IntArray,
+    nf: int,
+    scan: Any,
+) -> tuple[float, int]:
+    """Pricing of the rows: re-scan each row whose dual passed its bound, re-match any violated.
+
+    Returns the highest column price (the re-scans' ``vmax``) and the new count of free nodes.
+    """
+    _, _, _, _, v, edge_l, _, ccount, cand_col, cand_cost, lb, _, _, _ = scan
+    vmax = -np.inf
+    for j in range(n):
+        vmax = max(vmax, v[j])
+    for i in range(n):
+        if u[i] > lb[i] + tol:
+            _rescan(i, vmax, scan)
+            m = lb[i]
+            for q in range(ccount[i]):
+                m = min(m, cand_cost[i, q] - v[cand_col[i, q]])
+            if m < u[i] - tol:
+                nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
+    return vmax, nf
+
+
+@jit
 def _run_rounds(
     n: int,
     big_delta: int,
@@ -522,17 +552,7 @@ def _run_rounds(
                 for t in range(failed):
                     free[nf] = queue[t]
                     nf += 1
-                vmax = -inf
-                for j in range(n):
-                    vmax = max(vmax, v[j])
-                for i in range(n):
-                    if u[i] > lb[i] + tol:
-                        _rescan(i, vmax, scan)
-                        m = lb[i]
-                        for q in range(ccount[i]):
-                            m = min(m, cand_cost[i, q] - v[cand_col[i, q]])
-                        if m < u[i] - tol:
-                            nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
+                vmax, nf = _price_rows(n, tol, u, match_l, match_r, free, nf, scan)
                 if _solve(
                     n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work, perfect,
@@ -546,22 +566,12 @@ def _run_rounds(
             nf = 0
             if not dense:
                 break
-            vmax = -inf
-            for j in range(n):
-                vmax = max(vmax, v[j])
             # Pricing. Off the candidate graph, reduced costs only grow (prices v only fall), so
             # lb[i] (row i's entries left out) and lbc[j] (every live mirror of column j, in the
             # graph or not: the graph keeps its own feasible) stay lower bounds; a line is
             # re-scanned only when its dual passes its bound. A violated dual is lowered to
             # feasibility and its node re-matched.
-            for i in range(n):
-                if u[i] > lb[i] + tol:
-                    _rescan(i, vmax, scan)
-                    m = lb[i]
-                    for q in range(ccount[i]):
-                        m = min(m, cand_cost[i, q] - v[cand_col[i, q]])
-                    if m < u[i] - tol:
-                        nf = _reprice(i, m, u, match_l, match_r, edge_l, free, nf)
+            vmax, nf = _price_rows(n, tol, u, match_l, match_r, free, nf, scan)
             for j in range(0 if perfect else n):  # no column dummy in a perfect round
                 a = n + j
                 if u[a] > lbc[j] + tol:
