@@ -368,6 +368,7 @@ def _run_rounds(
     prev_end = 0
     nent = 0
     perfect = False  # every line critical: rounds are perfect matchings, solved without dummies
+    was_perfect = False  # the previous round was
     for l in range(big_delta):
         left = big_delta - l
         # The previous permutation's entries changed (less residual, now covered): new costs.
@@ -424,16 +425,26 @@ def _run_rounds(
                 if match_r[j] >= n:
                     match_l[match_r[j]] = -1
                     match_r[j] = -1
-        # Rows matched on the previous permutation's entries are no longer tight.
-        for t in range(prev_start, prev_end):
-            e = ent[t]
-            i = rows[e]
-            if edge_l[i] == e:
-                match_r[cols[e]] = -1
+        # Rows matched on the previous permutation's entries are no longer tight (after a
+        # perfect round: every row, each on its entry of it).
+        if was_perfect:
+            for i in range(n):
+                if match_l[i] >= 0:
+                    match_r[match_l[i]] = -1
                 match_l[i] = -1
                 edge_l[i] = -1
                 free[nf] = i
                 nf += 1
+        else:
+            for t in range(prev_start, prev_end):
+                e = ent[t]
+                i = rows[e]
+                if edge_l[i] == e:
+                    match_r[cols[e]] = -1
+                    match_l[i] = -1
+                    edge_l[i] = -1
+                    free[nf] = i
+                    nf += 1
         # Drop dead entries from the live lists once enough were covered (amortised O(1) each).
         if 2 * covered_since > lptr[n]:
             covered_since = 0
@@ -629,16 +640,26 @@ def _run_rounds(
                 w = x
         if w == inf:
             w = 0.0
-        for t in range(start, nent):
-            e = ent[t]
-            residual[e] = max(residual[e] - w, 0.0)
-            if unc[e]:
+        if perfect:  # row i took uncovered entry ent[start + i] in column match_l[i]
+            for i in range(n):
+                e = ent[start + i]
+                residual[e] = max(residual[e] - w, 0.0)
                 unc[e] = False
-                if crit_r[rows[e]] or crit_c[cols[e]]:
-                    live[e] = False
-                covered_since += 1
-                cnt_r[rows[e]] -= 1
-                cnt_c[cols[e]] -= 1
+                live[e] = False
+                cnt_r[i] -= 1
+                cnt_c[match_l[i]] -= 1
+            covered_since += n
+        else:
+            for t in range(start, nent):
+                e = ent[t]
+                residual[e] = max(residual[e] - w, 0.0)
+                if unc[e]:
+                    unc[e] = False
+                    if crit_r[rows[e]] or crit_c[cols[e]]:
+                        live[e] = False
+                    covered_since += 1
+                    cnt_r[rows[e]] -= 1
+                    cnt_c[cols[e]] -= 1
         if perfect and fresh and built:  # the entries just covered are dead: out of the candidates
             for i in range(n):
                 q = _find(cand, ccount, i, edge_l[i])
@@ -650,6 +671,7 @@ def _run_rounds(
                     ccount[i] -= 1
         weights[l] = w
         ent_ptr[l + 1] = nent
+        was_perfect = perfect
         prev_start = start
         prev_end = nent
     left_over = 0
