@@ -232,6 +232,38 @@ def _reprice(
 
 
 @jit
+def _solve_live(
+    n: int,
+    lptr: IntArray,
+    lent: IntArray,
+    cols: IntArray,
+    lcptr: IntArray,
+    lcent: IntArray,
+    rows: IntArray,
+    cost: FloatArray,
+    u: FloatArray,
+    v: FloatArray,
+    match_l: IntArray,
+    match_r: IntArray,
+    edge_l: IntArray,
+    free: IntArray,
+    nf: int,
+    queue: IntArray,
+    work: Any,
+    perfect: bool,
+) -> None:
+    """:func:`_solve` on every live entry, whose duals the caller keeps feasible.
+
+    A perfect round cannot fail there: the live graph is regular, so it has a perfect matching.
+    """
+    if _solve(
+        n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
+        free, nf, queue, work, perfect,
+    ):  # fmt: skip
+        raise AssertionError("a regular bipartite graph without a perfect matching")
+
+
+@jit
 def _price_rows(
     n: int,
     tol: float,
@@ -413,18 +445,18 @@ def _run_rounds(
                 if not (crit_r[i] and crit_c[i]):
                     perfect = False
                     break
-        if perfect:  # no port stays idle: undo the matches with dummies
-            for i in range(n):
-                if match_l[i] >= n:
-                    match_r[match_l[i]] = -1
-                    match_l[i] = -1
-                    edge_l[i] = -1
-                    free[nf] = i
-                    nf += 1
-            for j in range(n):
-                if match_r[j] >= n:
-                    match_l[match_r[j]] = -1
-                    match_r[j] = -1
+            if perfect:  # from now on no port stays idle: undo the matches with dummies
+                for i in range(n):
+                    if match_l[i] >= n:
+                        match_r[match_l[i]] = -1
+                        match_l[i] = -1
+                        edge_l[i] = -1
+                        free[nf] = i
+                        nf += 1
+                for j in range(n):
+                    if match_r[j] >= n:
+                        match_l[match_r[j]] = -1
+                        match_r[j] = -1
         # Rows matched on the previous permutation's entries are no longer tight (after a
         # perfect round: every row, each on its entry of it).
         if was_perfect:
@@ -496,8 +528,9 @@ def _run_rounds(
                     _rescan(i, vmax, scan)
                 built = True
             else:  # drop dead candidates; a row left with few gets a fresh list
+                prune = not (perfect and fresh)  # a perfect round's dead entries left at its end
                 for i in range(n):
-                    if not (perfect and fresh):  # (a perfect round's dead entries left at its end)
+                    if prune:
                         c = 0
                         for q in range(ccount[i]):
                             e = cand[i, q]
@@ -548,12 +581,11 @@ def _run_rounds(
                     if edge_l[i] >= 0:
                         edge_l[i] = gent[edge_l[i]]
             else:
-                failed = _solve(
+                failed = 0
+                _solve_live(
                     n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work, perfect,
                 )  # fmt: skip
-            if failed and not dense:
-                raise AssertionError("a regular bipartite graph without a perfect matching")
             if failed:
                 # The candidate graph has no perfect matching (MoE: every row's best entries
                 # in the same few columns). Make the duals feasible on every live entry (the
@@ -564,11 +596,10 @@ def _run_rounds(
                     free[nf] = queue[t]
                     nf += 1
                 vmax, nf = _price_rows(n, tol, u, match_l, match_r, free, nf, scan)
-                if _solve(
+                _solve_live(
                     n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work, perfect,
-                ):  # fmt: skip
-                    raise AssertionError("a regular bipartite graph without a perfect matching")
+                )  # fmt: skip
                 nf = 0
                 for i in range(n):  # Invariant: a matched entry is one of its row's candidates.
                     if _find(cand, ccount, i, edge_l[i]) < 0:
@@ -599,11 +630,10 @@ def _run_rounds(
             passes += 1
             if passes >= _MAX_PRICING:
                 # Safety net: finish this round on every live entry (the duals are feasible).
-                if _solve(
+                _solve_live(
                     n, lptr, lent, cols, lcptr, lcent, rows, cost, u, v, match_l, match_r, edge_l,
                     free, nf, queue, work, perfect,
-                ):  # fmt: skip
-                    raise AssertionError("a regular bipartite graph without a perfect matching")
+                )  # fmt: skip
                 nf = 0
                 built = False
                 break
