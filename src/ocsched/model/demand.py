@@ -100,20 +100,21 @@ class Demand:
         _check_dtype(arr.dtype, name)
         n = int(arr.shape[0])
         flat = arr.ravel()
-        idx = np.flatnonzero(flat != 0)  # row-major, so the first bad entry is the first in the matrix
-        v = flat[idx].astype(np.float64)  # NaN, inf and negatives are all nonzero
-        for bad, what in ((~np.isfinite(v), "finite"), (v < 0, "non-negative")):
-            if bad.any():
-                k = int(np.argmax(bad))
-                i, j = divmod(int(idx[k]), n)
-                raise InvalidInputError(f"`{name}` must be {what}; {name}[{i}, {j}] = {v[k]}")
+        idx = np.flatnonzero(flat).astype(np.int64, copy=False)  # row-major: the first bad entry first
+        v = flat[idx].astype(np.float64, copy=False)  # a copy (fancy index); NaN, inf, < 0 are nonzero
+        if not ((v > 0) & (v < np.inf)).all():  # one pass; the messages below find the entry
+            for bad, what in ((~np.isfinite(v), "finite"), (v < 0, "non-negative")):
+                if bad.any():
+                    k = int(np.argmax(bad))
+                    i, j = divmod(int(idx[k]), n)
+                    raise InvalidInputError(f"`{name}` must be {what}; {name}[{i}, {j}] = {v[k]}")
         r, c = np.divmod(idx, n)
         diag = r == c
         if diag.any():
             _warn_diagonal(v[diag], name)
             keep = ~diag
             r, c, v = r[keep], c[keep], v[keep]
-        return cls(n, _frozen(r.astype(np.int64)), _frozen(c.astype(np.int64)), _frozen(v))
+        return cls(n, _frozen(r), _frozen(c), _frozen(v))
 
     @property
     def nnz(self) -> int:
