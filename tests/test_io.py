@@ -162,6 +162,7 @@ def test_read_demand_rejects_fixture_with_reader_message(fname: str, pattern: st
         ("utf.csv", b"0,1\n\xff\xfe,0\n", r"could not be read as \.csv: 'utf-8' codec"),
         ("empty.json", "", r"could not be read as \.json"),
         ("nodemand.json", '{"matrix": [[0]]}', r"object without a 'demand' key"),
+        ("sched.json", '{"format": "ocsched.schedule"}', r"'ocsched\.schedule' document, not a"),
         ("scalar.json", "5", r"must hold a list of lists of numbers"),
         ("flat.json", "[1, 2]", r"must hold a list of lists of numbers"),
         ("bool.json", "[[0, true], [1, 0]]", r"must hold only numbers"),
