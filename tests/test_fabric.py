@@ -316,6 +316,15 @@ def test_a_port_cut_off_everywhere_is_infeasible() -> None:
         schedule(D3, fabric=fab)
 
 
+def test_infeasible_names_why_no_switch_can_carry_a_circuit() -> None:
+    every = Fabric.uniform(2, 0.1).with_failures([SwitchDown(0, 0.0), SwitchDown(1, 0.0)])
+    with pytest.raises(InfeasibleError, match=r"every switch is down for good from t = 0"):
+        schedule(D3, fabric=every)
+    mixed = Fabric.uniform(2, 0.1).with_failures([SwitchDown(1, 0.0)], [LinkDown(0, 0)])
+    with pytest.raises(InfeasibleError, match=r"failed link on every switch that is not down .*\[1\] are"):
+        schedule(D3, fabric=mixed)
+
+
 def test_faster_switches_get_more_work() -> None:
     s = schedule(np.ones((6, 6)) - np.eye(6), fabric=Fabric.from_deltas([0.01, 0.01], rates=[1.0, 4.0]))
     assert validate(s, np.ones((6, 6)) - np.eye(6)).ok

@@ -96,9 +96,14 @@ def _eligible(
                 b = int(np.argmax(counts))
                 if counts[b] == 0:
                     c = int(np.nonzero(left)[0][0])
-                    raise InfeasibleError(
-                        f"circuit {int(ins[c])}->{int(outs[c])} has a failed link on every switch"
+                    down = [b for b in range(s) if dead[b]]
+                    why = (
+                        f"every switch is down for good from t = {t0:g}"
+                        if len(down) == s
+                        else "a failed link on every switch"
+                        + (f" that is not down for good from t = {t0:g} ({down} are)" if down else "")
                     )
+                    raise InfeasibleError(f"circuit {int(ins[c])}->{int(outs[c])} still has demand but {why}")
                 part = allowed[b] & left
                 elig = allowed[:, part].all(axis=1)
             p = np.full(perm.size, -1, dtype=np.int64)
