@@ -80,6 +80,8 @@ def test_a_gap_of_delta_hides_the_delay() -> None:
         (lambda: Phase(SWAP, name=3), "name"),  # type: ignore[arg-type]
         (lambda: Iteration([SWAP]), "must be an ocsched.Phase"),  # type: ignore[list-item]
         (lambda: Iteration.from_matrices(np.zeros((2, 2, 2)), gaps=[0.0]), "one entry per phase"),
+        (lambda: Iteration.from_matrices(np.zeros((2, 2, 2)), gaps=[0.0, -1.0]), r"`gaps\[1\]`.*>= 0"),
+        (lambda: Iteration.from_matrices(np.zeros((2, 2, 2)), gaps=float("nan")), r"`gaps` .*got nan"),
     ],
 )
 def test_model_errors(build: object, match: str) -> None:

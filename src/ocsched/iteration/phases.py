@@ -134,11 +134,12 @@ class Iteration:
         k = len(mats)
         gap_list: list[float]
         if gaps is None or isinstance(gaps, int | float):
-            gap_list = [0.0 if gaps is None else gaps] * k
+            gap_list = [0.0 if gaps is None else check_number(gaps, "gaps")] * k
         else:
             gap_list = list(gaps)
             if len(gap_list) != k:
                 raise InvalidInputError(f"`gaps` must have one entry per phase ({k}); got {len(gap_list)}")
+            gap_list = [check_number(g, f"gaps[{i}]", low=0.0) for i, g in enumerate(gap_list)]
         name_list = [f"phase{i}" for i in range(k)] if names is None else list(names)
         if len(name_list) != k:
             raise InvalidInputError(f"`names` must have one entry per phase ({k}); got {len(name_list)}")
