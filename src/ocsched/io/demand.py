@@ -263,12 +263,12 @@ def _read_long_csv(p: Path, lines: list[str], *, index: bool) -> Named:
 def _read_json(p: Path) -> Named:
     data: Any = json.loads(p.read_text())
     if isinstance(data, dict):
-        if "demand" not in data and isinstance(data.get("format"), str):  # e.g. a schedule file
-            raise InvalidInputError(
-                f"json file {p} is a {data['format']!r} document, not a demand matrix"
-                " (were two file arguments swapped?)"
-            )
         if "demand" not in data:
+            if isinstance(data.get("format"), str):  # e.g. a schedule file
+                raise InvalidInputError(
+                    f"json file {p} is a {data['format']!r} document, not a demand matrix"
+                    " (were two file arguments swapped?)"
+                )
             raise InvalidInputError(f"json file {p} is an object without a 'demand' key")
         data = data["demand"]
     if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
