@@ -264,12 +264,15 @@ def _reduce(
     match_r: IntArray,
     edge_l: IntArray,
     perfect: bool,
+    eps: float,
 ) -> int:
     """One auction step (JV's augmenting row reduction) for the free left node ``a``.
 
     ``a`` takes its cheapest right node r1 and r1's price drops by the gap to the second
-    cheapest, so every reduced cost stays >= 0 and every matched edge tight. Returns the left
-    node displaced from r1 (-1 if r1 was free), or -2 if ``a`` is left to a full augmentation.
+    cheapest, so every reduced cost stays >= 0 and every matched edge tight. With ``eps > 0``
+    the price drops by ``eps`` more (Bertsekas' auction): no step then stalls on a tie, and
+    reduced costs stay >= -eps only (eps-complementary slackness). Returns the left node
+    displaced from r1 (-1 if r1 was free), or -2 if ``a`` is left to a full augmentation.
     """
     inf = np.inf
     m1 = inf
@@ -290,11 +293,11 @@ def _reduce(
             r = j if t < cptr[j] else n + rows[centry[t]]
             m1, m2, r1, e1 = _two_least(-v[r], r, -1, m1, m2, r1, e1)  # e1 stays -1: no demand edge
     old = match_r[r1]
-    if old >= 0 and not m1 < m2:
+    if old >= 0 and not m1 < m2 + eps:
         return -2  # a tie with a taken node: no progress possible by price alone
     if m2 < inf:
-        v[r1] -= m2 - m1
-        u[a] = m2
+        v[r1] -= m2 - m1 + eps
+        u[a] = m2 + eps
     else:
         u[a] = m1
     if old >= 0:
@@ -326,15 +329,19 @@ def _solve(
     queue: IntArray,
     work: Any,
     perfect: bool,
+    eps: float = 0.0,
 ) -> int:
     """Match every free left node: auction steps first, then shortest augmenting paths.
 
     With ``perfect`` the dummies are left out: rows must match columns, and free column dummies
     are skipped. Returns how many rows found no augmenting path then (0 without ``perfect``);
-    they are left free, listed first in ``queue``.
+    they are left free, listed first in ``queue``. With ``eps > 0`` (``perfect`` only) the
+    match is eps-optimal, by auction steps alone (shortest paths need reduced costs >= 0):
+    those that the free list's capacity leaves unmatched count as failed.
     """
     dist, pred, pred_e, final, heap_k, heap_v, touched, sr = work
-    steps = min(8 * nf, free.size - nf - 1)  # JV reduction: cheap on candidates; each step may free one node
+    # JV reduction: cheap on candidates; each step may free one node. An auction: every step.
+    steps = free.size - nf - 1 if eps > 0.0 else min(8 * nf, free.size - nf - 1)
     nq = 0
     t = 0
     while t < nf:
@@ -345,7 +352,8 @@ def _solve(
         if steps > 0:
             steps -= 1
             old = _reduce(
-                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l, perfect
+                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
+                perfect, eps,
             )  # fmt: skip
             if old >= 0:
                 free[nf] = old
@@ -358,12 +366,20 @@ def _solve(
     failed = 0
     for t in range(nq):
         a = queue[t]
-        if match_l[a] < 0 and not _augment(
+        if eps > 0.0:
+            if match_l[a] == -1:  # once each: a row may sit in the free list more than once
+                match_l[a] = -2
+                queue[failed] = a
+                failed += 1
+        elif match_l[a] < 0 and not _augment(
             a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l,
             dist, pred, pred_e, final, heap_k, heap_v, touched, sr, True, perfect,
         ):  # fmt: skip
             queue[failed] = a  # t >= failed: the rows still to try are not overwritten
             failed += 1
+    if eps > 0.0:
+        for t in range(failed):
+            match_l[queue[t]] = -1
     return failed
 
 
@@ -430,7 +446,7 @@ def _max_weight(
         if steps > 0:
             steps -= 1
             old = _reduce(
-                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l, False
+                a, n, indptr, rent, cols, cptr, centry, rows, cost, u, v, match_l, match_r, edge_l, False, 0.0
             )  # fmt: skip
             if old >= 0:
                 free[nf] = old
