@@ -93,6 +93,10 @@ _EPS_SHARE = 3.0
 _APPROX_CANDIDATES = 24
 #: Capacity of the free list per port: bounds the auction steps of an eps-optimal round.
 _FREE_CAP = 32
+#: Ports from which dense input with many equal entries has its ties broken ...
+_TIE_BREAK_AT = 256
+#: ... by scaling each entry by 1 + this x a fixed pseudo-random number in [0, 1).
+_TIE_BREAK = 1e-7
 
 
 @jit
@@ -766,11 +770,27 @@ def spectra_rounds(
     """Run Spectra's Delta max-residual matching rounds on the support.
 
     Returns the entries of each round's permutation (``ent[ptr[l]:ptr[l+1]]``, indices into the
-    demand's entries, row-major order assumed) and the round weights.
+    demand's entries, row-major order assumed) and the round weights (of the values the rounds
+    saw: see below; the caller refits them on the demand).
+
+    From ``_TIE_BREAK_AT`` ports on, dense input (more than ``_DENSE_AT`` entries a row) with
+    fewer distinct values than half its entries (integer counts, a uniform all-to-all) is
+    matched on entries scaled by ``1 + 1e-7 u`` with ``u`` a fixed pseudo-random number per
+    entry: each round is then optimal for the true entries to within 1e-7 of their sum, and the
+    solver no longer searches among equal alternatives (measured at n = 512: entries in {1, 2,
+    3} 9.3 s -> 0.9 s, all equal 5.3 s -> 0.6 s, the same total weight). Where a row holds
+    more equal entries per distinct value than ``_APPROX_CANDIDATES`` (its candidates would all
+    tie), the rounds stay exact: eps-optimal ones took 10 s on the entries in {1, 2, 3}.
     """
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    top = np.sort(values)[-n:]
+    ordered = np.sort(values)
+    distinct = 1 + int(np.count_nonzero(np.diff(ordered)))
+    if n >= _TIE_BREAK_AT and values.size > _DENSE_AT * n and 2 * distinct < values.size:
+        noise = np.random.default_rng(0).random(values.size)
+        values = values * (1.0 + _TIE_BREAK * noise)
+        ordered = np.sort(values)
+    top = ordered[-n:]
     # Larger than any matching's total residual, so covering critical lines always wins.
     penalty = 2.0 * float(top.sum())
     ent = np.empty(big_delta * n, dtype=np.int64)
@@ -780,15 +800,15 @@ def spectra_rounds(
     arrays = (indptr, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))
     values = np.array(values, dtype=np.float64)
     left = -1
-    if n >= _APPROX_AT and _EPS_SHARE > 0.0:
+    if n >= _APPROX_AT and _EPS_SHARE > 0.0 and values.size <= _APPROX_CANDIDATES * distinct * n:
         eps = _EPS_SHARE * float(values.mean()) / n
         left = _run_rounds(
             n, big_delta, *arrays, values, penalty, _APPROX_CANDIDATES, _DENSE_AT, ent, ptr, weights,
             eps, _FREE_CAP, _MAX_PRICING,
         )  # fmt: skip
-    if left < 0:  # exact rounds: small input, or the eps-optimal auction ran out of room
-        if n >= _APPROX_AT:
+        if left < 0:
             log.debug("eps-optimal rounds gave up: exact rounds from the start")
+    if left < 0:  # exact rounds: small or tied input, or the eps-optimal auction ran out of room
         left = _run_rounds(
             n, big_delta, *arrays, values, penalty, _CANDIDATES, _DENSE_AT, ent, ptr, weights,
             0.0, 6, _MAX_PRICING,
