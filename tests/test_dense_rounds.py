@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from scipy.optimize import linear_sum_assignment
 
 from ocsched.assign import place
-from ocsched.decompose import Decomposition, spectra_decompose
 from ocsched.decompose import _rounds as rounds
+from ocsched.decompose import spectra_decompose
 from ocsched.decompose._rounds import _DENSE_AT, spectra_rounds
 from ocsched.model import Demand
 from strategies import dense_demands, make_demand
@@ -140,19 +140,26 @@ def _eps(d: np.ndarray) -> float:
     return rounds._EPS_SHARE * float(d[d > 0].mean()) / d.shape[0]
 
 
-def _eps_rounds(d: np.ndarray, mp: pytest.MonkeyPatch) -> list[int]:
-    """Force eps-optimal rounds on ``d`` (small) and replay them; return what each run gave."""
-    runs: list[int] = []
+def _record(mp: pytest.MonkeyPatch) -> list[tuple[np.ndarray, float, int]]:
+    """Record each run of the rounds' kernel: the values it matched on, its eps, what it gave."""
+    runs: list[tuple[np.ndarray, float, int]] = []
     run = rounds._run_rounds
 
     def spy(*args: object) -> int:
-        runs.append(left := run(*args))
+        left = int(run(*args))
+        runs.append((np.array(args[5]), float(args[12]), left))  # type: ignore[arg-type]
         return left
 
-    mp.setattr(rounds, "_APPROX_AT", 0)
     mp.setattr(rounds, "_run_rounds", spy)
-    _replay(d, slack=d.shape[0] * _eps(d) * (1 + 1e-9))
     return runs
+
+
+def _eps_rounds(d: np.ndarray, mp: pytest.MonkeyPatch) -> list[int]:
+    """Force eps-optimal rounds on ``d`` (small) and replay them; return what each run gave."""
+    runs = _record(mp)
+    mp.setattr(rounds, "_APPROX_AT", 0)
+    _replay(d, slack=d.shape[0] * _eps(d) * (1 + 1e-9))
+    return [left for _, _, left in runs]
 
 
 @given(d=dense_demands(min_n=20, max_n=44))
@@ -238,24 +245,6 @@ def test_eps_optimal_rounds_keep_the_makespan(n: int, seed: int) -> None:
         assert spans[0] == pytest.approx(spans[1], rel=5e-4)
 
 
-def _seen_values(
-    d: np.ndarray, mp: pytest.MonkeyPatch, eps: list[float] | None = None
-) -> tuple[list[np.ndarray], Decomposition]:
-    """Decompose ``d`` with the rounds' inputs (values, and eps into ``eps``) recorded; return
-    the values and the decomposition."""
-    seen: list[np.ndarray] = []
-    run = rounds._run_rounds
-
-    def spy(*args: object) -> int:
-        seen.append(np.array(args[5]))  # the values the rounds match on
-        if eps is not None:
-            eps.append(float(args[12]))  # type: ignore[arg-type]
-        return int(run(*args))
-
-    mp.setattr(rounds, "_run_rounds", spy)
-    return seen, spectra_decompose(Demand.from_matrix(d))
-
-
 @pytest.mark.parametrize("kind", ["ints", "constant"])
 def test_ties_are_broken_with_the_same_total_weight(kind: str) -> None:
     # Dense input with many equal entries (integer counts, a uniform all-to-all) is matched on
@@ -266,14 +255,16 @@ def test_ties_are_broken_with_the_same_total_weight(kind: str) -> None:
     d = rng.integers(1, 4, (n, n)).astype(float) if kind == "ints" else np.ones((n, n))
     np.fill_diagonal(d, 0.0)
     with pytest.MonkeyPatch.context() as mp:
-        seen, broken = _seen_values(d, mp)
+        runs = _record(mp)
+        broken = spectra_decompose(Demand.from_matrix(d))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rounds, "_TIE_BREAK_AT", n + 1)
         plain = spectra_decompose(Demand.from_matrix(d))
     unit = d[d > 0] / d.max()
-    assert len(seen) == 1
-    assert not np.array_equal(seen[0], unit)
-    assert np.allclose(seen[0], unit, rtol=rounds._TIE_BREAK, atol=0)
+    assert len(runs) == 1
+    seen = runs[0][0]
+    assert not np.array_equal(seen, unit)
+    assert np.allclose(seen, unit, rtol=rounds._TIE_BREAK, atol=0)
     assert len(broken) == len(plain) == n - 1
     assert broken.weights.sum() == pytest.approx(plain.weights.sum(), rel=1e-9)
 
@@ -281,8 +272,9 @@ def test_ties_are_broken_with_the_same_total_weight(kind: str) -> None:
 def test_continuous_entries_are_matched_as_they_are() -> None:
     d = make_demand("dense", rounds._TIE_BREAK_AT, 4)
     with pytest.MonkeyPatch.context() as mp:
-        seen, _ = _seen_values(d, mp)
-    assert np.array_equal(seen[0], d[d > 0] / d.max())
+        runs = _record(mp)
+        spectra_decompose(Demand.from_matrix(d))
+    assert np.array_equal(runs[0][0], d[d > 0] / d.max())
 
 
 @given(d=dense_demands(min_n=20, max_n=30))
@@ -308,8 +300,8 @@ def test_rounds_whose_candidates_would_all_tie_stay_exact() -> None:
     n = rounds._APPROX_AT
     d = np.random.default_rng(5).integers(1, 4, (n, n)).astype(float)
     np.fill_diagonal(d, 0.0)
-    eps: list[float] = []
     with pytest.MonkeyPatch.context() as mp:
-        _, dec = _seen_values(d, mp, eps)
-    assert eps == [0.0]
+        runs = _record(mp)
+        dec = spectra_decompose(Demand.from_matrix(d))
+    assert [eps for _, eps, _ in runs] == [0.0]
     assert len(dec) == n - 1
