@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from scipy.optimize import linear_sum_assignment
 
+import ocsched
 from ocsched.assign import place
 from ocsched.decompose import _rounds as rounds
 from ocsched.decompose import spectra_decompose
@@ -281,8 +282,6 @@ def test_continuous_entries_are_matched_as_they_are() -> None:
 @settings(max_examples=25, deadline=None)
 def test_tie_broken_rounds_give_valid_schedules(d: np.ndarray) -> None:
     # Forced on small inputs (ties or not): still Delta permutations, every entry served.
-    import ocsched
-
     dem = Demand.from_matrix(d)
     if dem.nnz == 0:
         return
