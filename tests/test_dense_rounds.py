@@ -138,7 +138,7 @@ def test_one_permutation_per_entry_shortcut_gives_the_general_weights(n: int, se
 
 def _eps(d: np.ndarray) -> float:
     """The auction's eps for ``d`` (what :func:`spectra_rounds` picks from its entries)."""
-    return rounds._EPS_SHARE * float(d[d > 0].mean()) / d.shape[0]
+    return rounds.approx_eps(d[d > 0], d.shape[0])
 
 
 def _record(mp: pytest.MonkeyPatch) -> list[tuple[np.ndarray, float, int]]:

@@ -82,6 +82,8 @@ _CANDIDATES = 16
 _DENSE_AT = 32
 #: Pricing passes per round before the round is finished on the whole live graph.
 _MAX_PRICING = 32
+#: Capacity of the free list per port: <= 2 free nodes, plus the auction steps it bounds.
+_FREE_CAP = 6
 #: Ports from which perfect rounds on dense input stop at an eps-optimal matching ...
 _APPROX_AT = 512
 #: ... with eps this many times the mean demand entry over n (a row's two best entries lie
@@ -89,10 +91,10 @@ _APPROX_AT = 512
 #: measured: 2-4 best, 1 and 6 slower, 16 gives up) ...
 _EPS_SHARE = 3.0
 #: ... and this many candidates a row (measured on dense n=1024: 16 / 20 / 24 / 32 take
-#: 1.75 / 1.62 / 1.59 / 1.68 s; the exact rounds are fastest with 16).
+#: 1.75 / 1.62 / 1.59 / 1.68 s; the exact rounds are fastest with 16) ...
 _APPROX_CANDIDATES = 24
-#: Capacity of the free list per port: bounds the auction steps of an eps-optimal round.
-_FREE_CAP = 32
+#: ... and this capacity of the free list per port (every step of an eps-optimal round is one).
+_APPROX_FREE_CAP = 32
 #: Ports from which dense input with many equal entries has its ties broken ...
 _TIE_BREAK_AT = 256
 #: ... by scaling each entry by 1 + this x a fixed pseudo-random number in [0, 1).
@@ -414,7 +416,6 @@ def _run_rounds(
         np.empty(2 * n, dtype=np.int64),
         np.empty(2 * n + 1, dtype=np.int64),
     )
-    # <= 2n + 1 free nodes, plus the reduction steps (all of them in eps-optimal rounds)
     free = np.empty(free_cap * n + 8, dtype=np.int64)
     queue = np.empty(free_cap * n + 8, dtype=np.int64)
     tol = 1e-13 * penalty
@@ -764,6 +765,11 @@ def _run_rounds(
     return left_over
 
 
+def approx_eps(values: FloatArray, n: int) -> float:
+    """The eps of eps-optimal rounds on entries ``values`` of an n x n demand."""
+    return _EPS_SHARE * float(values.mean()) / n
+
+
 def spectra_rounds(
     n: int, rows: IntArray, cols: IntArray, values: FloatArray, big_delta: int
 ) -> tuple[IntArray, IntArray, FloatArray]:
@@ -784,35 +790,34 @@ def spectra_rounds(
     """
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    ordered = np.sort(values)
-    distinct = 1 + int(np.count_nonzero(np.diff(ordered)))
+    distinct = 1 + int(np.count_nonzero(np.diff(np.sort(values))))
     if n >= _TIE_BREAK_AT and values.size > _DENSE_AT * n and 2 * distinct < values.size:
         noise = np.random.default_rng(0).random(values.size)
         values = values * (1.0 + _TIE_BREAK * noise)
-        ordered = np.sort(values)
-    top = ordered[-n:]
     # Larger than any matching's total residual, so covering critical lines always wins.
-    penalty = 2.0 * float(top.sum())
+    # (The n largest entries, summed in ascending order.)
+    penalty = 2.0 * float(np.sort(np.partition(values, max(values.size - n, 0))[-n:]).sum())
     ent = np.empty(big_delta * n, dtype=np.int64)
     ptr = np.zeros(big_delta + 1, dtype=np.int64)
     weights = np.zeros(big_delta)
     # Writeable copies: numba compiles (and caches) one signature, not one per read-only flag.
     arrays = (indptr, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))
     values = np.array(values, dtype=np.float64)
+
+    def run(cand_k: int, eps: float, free_cap: int) -> int:
+        left: int = _run_rounds(
+            n, big_delta, *arrays, values, penalty, cand_k, _DENSE_AT, ent, ptr, weights,
+            eps, free_cap, _MAX_PRICING,
+        )  # fmt: skip
+        return left
+
     left = -1
     if n >= _APPROX_AT and _EPS_SHARE > 0.0 and values.size <= _APPROX_CANDIDATES * distinct * n:
-        eps = _EPS_SHARE * float(values.mean()) / n
-        left = _run_rounds(
-            n, big_delta, *arrays, values, penalty, _APPROX_CANDIDATES, _DENSE_AT, ent, ptr, weights,
-            eps, _FREE_CAP, _MAX_PRICING,
-        )  # fmt: skip
+        left = run(_APPROX_CANDIDATES, approx_eps(values, n), _APPROX_FREE_CAP)
         if left < 0:
             log.debug("eps-optimal rounds gave up: exact rounds from the start")
     if left < 0:  # exact rounds: small or tied input, or the eps-optimal auction ran out of room
-        left = _run_rounds(
-            n, big_delta, *arrays, values, penalty, _CANDIDATES, _DENSE_AT, ent, ptr, weights,
-            0.0, 6, _MAX_PRICING,
-        )  # fmt: skip
+        left = run(_CANDIDATES, 0.0, _FREE_CAP)
     if left:
         raise AssertionError(f"spectra rounds left {left} demand entries uncovered")
     return ent[: ptr[-1]], ptr, weights
