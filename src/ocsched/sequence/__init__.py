@@ -18,7 +18,8 @@ schedule against it.
 
 Modules: :mod:`~ocsched.sequence.independent`, :mod:`~ocsched.sequence.seq` (spectra-seq's walk
 through the phases), :mod:`~ocsched.sequence.placement` and :mod:`~ocsched.sequence.layout` (its
-per-phase placement and layout), :mod:`~ocsched.sequence.bounds`, :mod:`~ocsched.sequence.validate`,
+per-phase placement and layout), :mod:`~ocsched.sequence.carry` (the carry run's
+decomposition), :mod:`~ocsched.sequence.bounds`, :mod:`~ocsched.sequence.validate`,
 :mod:`~ocsched.sequence.rows` (flat metrics) and :mod:`~ocsched.sequence._common` (shared types and
 the cached base schedules).
 """
@@ -164,12 +165,18 @@ def schedule_iteration(
     When some phase has few permutations that no switch holds (pipeline sends), the whole
     iteration is also run with the last x switches dedicated to such phases (x in 1..12; they
     carry nothing else while such a phase is still to come, so they set up its permutation while
-    idle), and the run that ends earliest is kept.
+    idle), and the run that ends earliest is kept. Where candidate (3) was tried (consecutive
+    dense phases), one more whole run *carries*: each phase is decomposed around the held
+    permutations and s - 1 permutations chosen for the next phase as well
+    (:func:`ocsched.sequence.carry.carry`), which end the phase on their own switches and so
+    persist into the next; kept if the iteration ends earlier.
 
     Never later than ``independent``: candidate (0) starts each configuration no later than
     ``independent`` does (by induction along each switch: the first start is at most
     ``R_k + delta``, the base's first start relative to the phase), so every phase ends no later
-    than ``independent``'s, whatever the state the earlier phases left.
+    than ``independent``'s, whatever the state the earlier phases left. That holds for the first
+    run; the dedication and carry runs (which may end a phase later, for a better state) are
+    kept only if the whole iteration ends earlier than it.
 
     Examples
     --------

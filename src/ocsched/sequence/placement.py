@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ def joint(
     prefer: set[int] | None = None,
     pack: bool = False,
     tail_cost: TailCost | None = None,
+    tails: Pieces | None = None,
 ) -> list[list[tuple[NDArray[np.int64], float]]]:
     """Place pieces given the switches' state: held permutations pinned at no delay, LPT, then equalize.
 
@@ -35,7 +37,11 @@ def joint(
     other switch can. With
     ``pack``, a bisection on the phase end with best-fit packing replaces the equalized placement
     when it ends earlier (as :func:`ocsched.assign.pack` does for one matrix). ``tail_cost``
-    chooses what each switch ends with (:func:`~ocsched.sequence.layout.order`).
+    chooses what each switch ends with (:func:`~ocsched.sequence.layout.order`), unless
+    ``tails`` (permutations to carry into the next phase, :func:`ocsched.sequence.carry.carry`)
+    are given: each goes last on its own switch, largest first onto the least loaded, before
+    the other pieces are placed; :func:`rebalance` then exchanges whole pieces, equalize leaves
+    the tails whole and ``pack`` is not tried.
     """
     s = len(held)
     pinned: list[list[list[Any]]] = [[] for _ in range(s)]  # per switch: [perm, length]
@@ -57,13 +63,24 @@ def joint(
         first = set() if prefer is None else prefer
         rank = sorted(open_, key=lambda b: (bool(pinned[b]), b not in first, useful[b], ready[b], -b))
         targets = np.array(sorted(rank[:spread]))
+    last: list[tuple[NDArray[np.int64], float] | None] = [None] * s
+    placed: list[list[list[Any]]] = [[] for _ in range(s)]
+    for perm, w in sorted(tails or [], key=lambda p: -p[1]):
+        free = [b for b in targets if last[b] is None] or [b for b in range(s) if last[b] is None]
+        if not free:
+            loose.append((perm, w))
+            continue
+        b = int(min(free, key=lambda x: load[x]))
+        last[b] = (perm, w)
+        load[b] += delta + w
     base = load.copy()  # after the pinned shares: what the loose pieces are placed on top of
     shares = [[list(piece) for piece in sw] for sw in pinned]  # equalize may shorten them
-    placed: list[list[list[Any]]] = [[] for _ in range(s)]
     for perm, w in sorted(loose, key=lambda p: -p[1]):
         b = int(targets[np.argmin(load[targets])])
         placed[b].append([perm, w])
         load[b] += delta + w
+    if tails:
+        rebalance(placed, last, load, targets, delta)
     # Equalize (Spectra's step 3, with the switches' own starting loads): move part of the largest
     # piece of the most loaded switch to the least loaded target while that lowers the maximum.
     for _ in range(100 * (s + len(pieces))):
@@ -82,16 +99,75 @@ def joint(
         big[1] -= x
         placed[b].append([big[0], x])
         load[a] = load[b] = mid
-    if pack and loose:
+    if pack and loose and not tails:
         packed = pack_pieces(loose, base, targets, delta, float(load.max()))
         if packed is not None:
             placed, pinned = packed, shares
     plan = []
     for b in range(s):
         head = [(p, float(w)) for p, w in pinned[b]]
-        body = order([(p, float(w)) for p, w in placed[b]], None, following, tail_cost)
-        plan.append(head + body)
+        body = [(p, float(w)) for p, w in placed[b]]
+        tail = last[b]
+        if tail is None:
+            plan.append(head + order(body, None, following, tail_cost))
+        else:
+            plan.append(head + order(body, None, set()) + [tail])
     return plan
+
+
+def rebalance(
+    placed: list[list[list[Any]]],
+    last: list[tuple[NDArray[np.int64], float] | None],
+    load: NDArray[np.float64],
+    targets: NDArray[np.int64],
+    delta: float,
+) -> None:
+    """Lower the largest load by exchanges of whole pieces with the most loaded switch (in place).
+
+    LPT leaves a phase of few, uneven pieces per switch (three or four, a delay each) badly
+    balanced: a large piece placed early keeps a second large one. Each step takes the best
+    exchange between the most loaded switch and a target of up to two of its pieces for up to
+    two of the target's (a move when one side gives none), or of their carried-out ``last``
+    pieces (at most one per switch), and stops when none lowers that switch's load without
+    raising the other's to it.
+    """
+    ts = [int(b) for b in targets]
+
+    def subsets(k: int) -> list[tuple[int, ...]]:
+        return [c for r in range(3) for c in combinations(range(k), r)]
+
+    for _ in range(20 * len(load)):
+        a = int(np.argmax(load))
+        top = float(load[a])
+        best: tuple[float, int, Any, Any] | None = None
+        give = [(c, sum(delta + placed[a][i][1] for i in c)) for c in subsets(len(placed[a]))]
+        for b in ts:
+            if b == a:
+                continue
+            for cb, y in [(c, sum(delta + placed[b][j][1] for j in c)) for c in subsets(len(placed[b]))]:
+                for ca, x in give:
+                    worst = max(top - x + y, load[b] + x - y)
+                    if (ca or cb) and worst < top - 1e-12 * abs(top) and (best is None or worst < best[0]):
+                        best = (worst, b, ca, cb)
+            if last[a] is not None:  # the carried-out pieces: a move or a swap (one per switch)
+                x, y = (0.0 if t is None else delta + t[1] for t in (last[a], last[b]))
+                worst = max(top - x + y, load[b] + x - y)
+                if worst < top - 1e-12 * abs(top) and (best is None or worst < best[0]):
+                    best = (worst, b, None, None)
+        if best is None:
+            return
+        _, b, ca, cb = best
+        if ca is None:
+            x, y = (0.0 if t is None else delta + t[1] for t in (last[a], last[b]))
+            last[a], last[b] = last[b], last[a]
+        else:
+            x = sum(delta + placed[a][i][1] for i in ca)
+            y = sum(delta + placed[b][j][1] for j in cb)
+            out_a, out_b = [placed[a][i] for i in ca], [placed[b][j] for j in cb]
+            placed[a] = [p for i, p in enumerate(placed[a]) if i not in ca] + out_b
+            placed[b] = [p for j, p in enumerate(placed[b]) if j not in cb] + out_a
+        load[a] += y - x
+        load[b] += x - y
 
 
 def fill_by(
