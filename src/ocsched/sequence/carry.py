@@ -12,7 +12,7 @@ from ocsched.sequence._common import Held, Pieces, perm_key
 #: The exponent on the normalised cost of an entry when choosing carried permutations: a large
 #: one makes the assignment nearly a bottleneck one (the largest entry on the permutation is its
 #: weight), a finite one still prefers small entries overall. On 16 MoE layers (gaps 0, delta
-#: 1 ms) exposed / independent was 0.8010, 0.8001, 0.7997, 0.7993, 0.7988, 0.7988, 0.7985 with
+#: 1 ms) exposed / independent was 0.8010, 0.8001, 0.7993, 0.7993, 0.7988, 0.7988, 0.7985 with
 #: 2, 4, 8, 16, 32, 64, 128; 64 keeps most of it while small entries stay far from underflow.
 _POWER = 64.0
 
