@@ -16,7 +16,7 @@ from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand
 from ocsched.sequence import schedule_iteration, validate_iteration
 from ocsched.sequence._common import BaseSchedules, perm_key
-from ocsched.sequence.carry import carried_out, carry
+from ocsched.sequence.carry import can_carry, carried_out, carry
 from ocsched.sequence.placement import joint, rebalance
 from ocsched.sequence.seq import Seq
 from ocsched.workloads.iteration import moe_iteration
@@ -68,6 +68,18 @@ def test_carried_out_takes_the_small_entries() -> None:
     np.fill_diagonal(a, 0.0)
     (p,) = carried_out(a, a.copy(), np.zeros((n, n), dtype=bool), 1)
     assert p.tolist() == [1, 2, 3, 4, 0]
+
+
+def test_can_carry_needs_a_perfect_matching_of_shared_nonzeros() -> None:
+    dense = np.ones((4, 4)) - np.eye(4)
+    assert can_carry(Demand.from_matrix(dense), Demand.from_matrix(dense.T))
+    # Every line has a shared nonzero, but rows 0 and 2 have only column 1: no perfect matching.
+    hall = np.array([[0, 1, 0, 0], [1, 0, 1, 1], [0, 1, 0, 0], [1, 0, 1, 0]])
+    assert not can_carry(Demand.from_matrix(dense), Demand.from_matrix(hall))
+    assert can_carry(Demand.from_matrix(dense), Demand.from_matrix(hall + np.eye(4)[[3, 2, 0, 1]]))
+    ring = np.roll(np.eye(4), 1, axis=1)
+    assert not can_carry(Demand.from_matrix(ring), Demand.from_matrix(ring.T))  # nothing shared
+    assert not can_carry(Demand.from_matrix(np.zeros((4, 4))), Demand.from_matrix(dense))
 
 
 @given(pair=neighbours(), count=st.integers(0, 4), keep=st.integers(0, 2))

@@ -165,8 +165,9 @@ def schedule_iteration(
     When some phase has few permutations that no switch holds (pipeline sends), the whole
     iteration is also run with the last x switches dedicated to such phases (x in 1..12; they
     carry nothing else while such a phase is still to come, so they set up its permutation while
-    idle), and the run that ends earliest is kept. Where candidate (3) was tried (consecutive
-    dense phases), one more whole run *carries*: each phase is decomposed around the held
+    idle), and the run that ends earliest is kept. Where candidate (3) was tried and two
+    consecutive phases share a perfect matching of nonzeros (consecutive dense phases), one
+    more whole run *carries*: each phase is decomposed around the held
     permutations and s - 1 permutations chosen for the next phase as well
     (:func:`ocsched.sequence.carry.carry`), which end the phase on their own switches and so
     persist into the next; kept if the iteration ends earlier.

@@ -75,6 +75,24 @@ def carried_out(
     return out
 
 
+def can_carry(now: Demand, after: Demand) -> bool:
+    """Whether some permutation could end phase ``now`` and start ``after``, serving both whole.
+
+    That is a perfect matching of the nonzeros the two share (:func:`carried_out` finds one).
+    """
+    if now.n != after.n or now.nnz == 0 or after.nnz == 0:
+        return False
+    n = now.n
+    keys = now.rows * n + now.cols
+    shared = np.isin(keys, after.rows * n + after.cols)
+    rows, cols = now.rows[shared], now.cols[shared]
+    if np.unique(rows).size < n or np.unique(cols).size < n:  # a line without one: no perfect matching
+        return False
+    both = np.zeros((n, n), dtype=bool)
+    both[rows, cols] = True
+    return len(carried_out(both.astype(np.float64), both.astype(np.float64), ~both, 1)) == 1
+
+
 def carry(
     demand: Demand,
     following: Demand | None,

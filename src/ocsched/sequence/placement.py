@@ -131,41 +131,52 @@ def rebalance(
     pieces (at most one per switch), and stops when none lowers that switch's load without
     raising the other's to it.
     """
-    ts = [int(b) for b in targets]
+    s = len(load)
+    pairs = [[c for r in range(3) for c in combinations(range(len(sw)), r)] for sw in placed]
 
-    def subsets(k: int) -> list[tuple[int, ...]]:
-        return [c for r in range(3) for c in combinations(range(k), r)]
+    def sums(b: int) -> NDArray[np.float64]:
+        return np.array([sum(delta + placed[b][i][1] for i in c) for c in pairs[b]])
 
-    for _ in range(20 * len(load)):
+    given = [sums(b) for b in range(s)]
+    closed = np.ones(s, dtype=bool)
+    closed[targets] = False
+    for _ in range(20 * s):
         a = int(np.argmax(load))
         top = float(load[a])
-        best: tuple[float, int, Any, Any] | None = None
-        give = [(c, sum(delta + placed[a][i][1] for i in c)) for c in subsets(len(placed[a]))]
-        for b in ts:
-            if b == a:
-                continue
-            for cb, y in [(c, sum(delta + placed[b][j][1] for j in c)) for c in subsets(len(placed[b]))]:
-                for ca, x in give:
-                    worst = max(top - x + y, load[b] + x - y)
-                    if (ca or cb) and worst < top - 1e-12 * abs(top) and (best is None or worst < best[0]):
-                        best = (worst, b, ca, cb)
-            if last[a] is not None:  # the carried-out pieces: a move or a swap (one per switch)
-                x, y = (0.0 if t is None else delta + t[1] for t in (last[a], last[b]))
-                worst = max(top - x + y, load[b] + x - y)
-                if worst < top - 1e-12 * abs(top) and (best is None or worst < best[0]):
-                    best = (worst, b, None, None)
-        if best is None:
+        # Every exchange at once, in the order (target, its subset, a's subset), then the tails:
+        # the first best is the one a loop over them would keep.
+        width = max(len(g) for g in given)
+        ys = np.full((s, width), np.inf)
+        for b, g in enumerate(given):
+            ys[b, : len(g)] = g
+        xs = given[a]
+        gives, takes = xs[None, None, :], ys[:, :, None]
+        with np.errstate(invalid="ignore"):  # inf - inf where a target has fewer subsets: never kept
+            worst = np.maximum(top - gives + takes, load[:, None, None] + gives - takes)
+        worst[:, 0, 0] = np.inf  # giving nothing for nothing
+        worst = np.where(np.isnan(worst), np.inf, worst).reshape(s, -1)
+        ends = np.array([0.0 if t is None else delta + t[1] for t in last])
+        swap = np.maximum(top - ends[a] + ends, load + ends[a] - ends)  # the carried-out pieces
+        if last[a] is None:
+            swap[:] = np.inf
+        options = np.concatenate([worst, swap[:, None]], axis=1)
+        options[closed | (np.arange(s) == a)] = np.inf
+        pick = int(np.argmin(options))
+        b, k = divmod(pick, options.shape[1])
+        if not options[b, k] < top - 1e-12 * abs(top):
             return
-        _, b, ca, cb = best
-        if ca is None:
-            x, y = (0.0 if t is None else delta + t[1] for t in (last[a], last[b]))
+        if k == options.shape[1] - 1:
+            x, y = ends[a], ends[b]
             last[a], last[b] = last[b], last[a]
         else:
-            x = sum(delta + placed[a][i][1] for i in ca)
-            y = sum(delta + placed[b][j][1] for j in cb)
+            ca, cb = pairs[a][k % xs.size], pairs[b][k // xs.size]
+            x, y = xs[k % xs.size], given[b][k // xs.size]
             out_a, out_b = [placed[a][i] for i in ca], [placed[b][j] for j in cb]
             placed[a] = [p for i, p in enumerate(placed[a]) if i not in ca] + out_b
             placed[b] = [p for j, p in enumerate(placed[b]) if j not in cb] + out_a
+            for c in (a, b):
+                pairs[c] = [q for r in range(3) for q in combinations(range(len(placed[c])), r)]
+                given[c] = sums(c)
         load[a] += y - x
         load[b] += x - y
 

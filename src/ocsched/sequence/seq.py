@@ -10,7 +10,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration
 from ocsched.model import Configuration, Demand
 from ocsched.sequence._common import BaseSchedules, Held, Pieces, RngLike, Tagged, perm_key, tagged_end
-from ocsched.sequence.carry import carry
+from ocsched.sequence.carry import can_carry, carry
 from ocsched.sequence.layout import Padding, TailCost, holders, lay_out, merge, phase_end, relabel, reuse_cost
 from ocsched.sequence.placement import joint
 from ocsched.timing import earliest_start
@@ -53,7 +53,7 @@ class Seq:
         # Plan what each switch ends a phase with for the next one (ocsched.sequence.carry).
         self.carrying = carrying
         self.carry_at: int | None = None  # the carry candidate's index among the current ones
-        self.tried_reuse = False  # some phase tried the reuse candidate (consecutive dense phases)
+        self.can_carry = False  # some phase tried reuse, and could carry a permutation into the next
         # The reuse candidate costs a decomposition: after it loses, skip it for 1, 2, 4, ... 16 phases.
         self.reuse_at: int | None = None  # its index among the current phase's candidates
         self.reuse_skip, self.reuse_backoff = 0, 1
@@ -175,7 +175,8 @@ class Seq:
         if full and ready.any() and self.reuse_skip > 0:
             self.reuse_skip -= 1
         elif full and ready.any():
-            self.tried_reuse = True
+            if not self.can_carry and k + 1 < len(self.phases):
+                self.can_carry = can_carry(phase.demand, self.phases[k + 1].demand)
             reused = reuse(phase.demand, held, self.method, delta, {perm_key(p) for p, _ in pieces})
             if reused is not None:
                 self.reuse_at = len(plans)
@@ -268,7 +269,7 @@ def run_seq(iteration: Iteration, fabric: Fabric, base: str, rng: RngLike) -> Ta
                 trial = Seq(iteration, fabric, cached, method, spread=x, like=first).run()
                 if tagged_end(trial) < best_end * (1 - 1e-12):
                     best, best_end = trial, tagged_end(trial)
-    if first.tried_reuse:
+    if first.can_carry:
         # Consecutive dense phases: plan what each switch ends a phase with for the next (a whole
         # run: it pays only in the next phase, which a one-phase lookahead cannot see).
         trial = Seq(iteration, fabric, cached, method, carrying=True, like=first).run()
