@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from itertools import combinations
 from typing import Any
 
@@ -63,24 +64,24 @@ def joint(
         first = set() if prefer is None else prefer
         rank = sorted(open_, key=lambda b: (bool(pinned[b]), b not in first, useful[b], ready[b], -b))
         targets = np.array(sorted(rank[:spread]))
-    last: list[tuple[NDArray[np.int64], float] | None] = [None] * s
-    placed: list[list[list[Any]]] = [[] for _ in range(s)]
-    for perm, w in sorted(tails or [], key=lambda p: -p[1]):
-        free = [b for b in targets if last[b] is None] or [b for b in range(s) if last[b] is None]
-        if not free:
-            loose.append((perm, w))
-            continue
-        b = int(min(free, key=lambda x: load[x]))
-        last[b] = (perm, w)
-        load[b] += delta + w
     base = load.copy()  # after the pinned shares: what the loose pieces are placed on top of
     shares = [[list(piece) for piece in sw] for sw in pinned]  # equalize may shorten them
-    for perm, w in sorted(loose, key=lambda p: -p[1]):
-        b = int(targets[np.argmin(load[targets])])
-        placed[b].append([perm, w])
-        load[b] += delta + w
+    last: list[tuple[NDArray[np.int64], float] | None]
+    placed: list[list[list[Any]]]
     if tails:
-        rebalance(placed, last, load, targets, delta)
+        # Three starts for the exchanges (tails first, largest or smallest first; or after the
+        # rest): each ends in its own local optimum, keep the lowest. On 16 MoE layers (gaps 0)
+        # exposed / independent at 1 ms: 0.7986, 0.7982, 0.7969 alone, 0.7969 together; at
+        # 100 us: 0.9387 (the first alone), 0.9275 together.
+        starts = [_start(load, loose, tails, targets, delta, first, big) for first, big in _STARTS]
+        for loads, tail_of, on in starts:
+            rebalance(on, tail_of, loads, targets, delta)
+        ld, last, placed = min(starts, key=lambda x: float(x[0].max()))
+        load[:] = ld
+    else:
+        last, placed = [None] * s, _start(load, loose, [], targets, delta, True, True)[2]
+        for b, sw in enumerate(placed):
+            load[b] += sum(delta + w for _, w in sw)
     # Equalize (Spectra's step 3, with the switches' own starting loads): move part of the largest
     # piece of the most loaded switch to the least loaded target while that lowers the maximum.
     for _ in range(100 * (s + len(pieces))):
@@ -115,6 +116,62 @@ def joint(
     return plan
 
 
+#: Starts of the exchanges with carried-out pieces: (tails before the other pieces, largest first).
+_STARTS = ((True, True), (False, True), (True, False))
+
+
+def _start(
+    load: NDArray[np.float64],
+    loose: Pieces,
+    tails: Pieces,
+    targets: NDArray[np.int64],
+    delta: float,
+    tails_first: bool,
+    largest_first: bool,
+) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.int64], float] | None], list[list[list[Any]]]]:
+    """LPT of the pieces onto the targets, and the tails one per switch onto the least loaded (a copy)."""
+    ld = load.copy()
+    last: list[tuple[NDArray[np.int64], float] | None] = [None] * ld.size
+    placed: list[list[list[Any]]] = [[] for _ in range(ld.size)]
+
+    # LPT through a heap of (load, switch): the least loaded, the lowest index among equals.
+    heap = [(float(ld[b]), int(b)) for b in targets]
+    heapq.heapify(heap)
+
+    inside = {int(b) for b in targets}
+
+    def grow(b: int, w: float) -> None:
+        ld[b] += delta + w
+        if b in inside:
+            heapq.heappush(heap, (float(ld[b]), b))  # the old entry goes stale
+
+    def put(perm: NDArray[np.int64], w: float) -> None:
+        while True:
+            load_b, b = heapq.heappop(heap)
+            if load_b == ld[b]:
+                break
+        placed[b].append([perm, w])
+        grow(b, w)
+
+    def put_tails() -> None:
+        for perm, w in sorted(tails, key=lambda p: -p[1] if largest_first else p[1]):
+            free = [b for b in targets if last[b] is None] or [b for b in range(ld.size) if last[b] is None]
+            if not free:  # more tails than switches: served, not carried
+                put(perm, w)
+                continue
+            b = int(min(free, key=lambda x: ld[x]))
+            last[b] = (perm, w)
+            grow(b, w)
+
+    if tails_first:
+        put_tails()
+    for perm, w in sorted(loose, key=lambda p: -p[1]):
+        put(perm, w)
+    if not tails_first:
+        put_tails()
+    return ld, last, placed
+
+
 def rebalance(
     placed: list[list[list[Any]]],
     last: list[tuple[NDArray[np.int64], float] | None],
@@ -138,6 +195,11 @@ def rebalance(
         return np.array([sum(delta + placed[b][i][1] for i in c) for c in pairs[b]])
 
     given = [sums(b) for b in range(s)]
+    # Per switch, what each subset of its pieces takes (inf past its own subsets: never chosen).
+    ys = np.full((s, max(len(g) for g in given)), np.inf)
+    for b, g in enumerate(given):
+        ys[b, : g.size] = g
+    ends = np.array([0.0 if t is None else delta + t[1] for t in last])  # the carried-out pieces
     closed = np.ones(s, dtype=bool)
     closed[targets] = False
     for _ in range(20 * s):
@@ -145,22 +207,16 @@ def rebalance(
         top = float(load[a])
         # Every exchange at once, in the order (target, its subset, a's subset), then the tails:
         # the first best is the one a loop over them would keep.
-        width = max(len(g) for g in given)
-        ys = np.full((s, width), np.inf)
-        for b, g in enumerate(given):
-            ys[b, : len(g)] = g
         xs = given[a]
         gives, takes = xs[None, None, :], ys[:, :, None]
-        with np.errstate(invalid="ignore"):  # inf - inf where a target has fewer subsets: never kept
-            worst = np.maximum(top - gives + takes, load[:, None, None] + gives - takes)
+        worst = np.maximum(top - gives + takes, load[:, None, None] + gives - takes)
         worst[:, 0, 0] = np.inf  # giving nothing for nothing
-        worst = np.where(np.isnan(worst), np.inf, worst).reshape(s, -1)
-        ends = np.array([0.0 if t is None else delta + t[1] for t in last])
-        swap = np.maximum(top - ends[a] + ends, load + ends[a] - ends)  # the carried-out pieces
+        swap = np.maximum(top - ends[a] + ends, load + ends[a] - ends)
         if last[a] is None:
             swap[:] = np.inf
-        options = np.concatenate([worst, swap[:, None]], axis=1)
-        options[closed | (np.arange(s) == a)] = np.inf
+        options = np.concatenate([worst.reshape(s, -1), swap[:, None]], axis=1)
+        options[closed] = np.inf
+        options[a] = np.inf
         pick = int(np.argmin(options))
         b, k = divmod(pick, options.shape[1])
         if not options[b, k] < top - 1e-12 * abs(top):
@@ -168,6 +224,7 @@ def rebalance(
         if k == options.shape[1] - 1:
             x, y = ends[a], ends[b]
             last[a], last[b] = last[b], last[a]
+            ends[a], ends[b] = y, x
         else:
             ca, cb = pairs[a][k % xs.size], pairs[b][k // xs.size]
             x, y = xs[k % xs.size], given[b][k // xs.size]
@@ -177,6 +234,10 @@ def rebalance(
             for c in (a, b):
                 pairs[c] = [q for r in range(3) for q in combinations(range(len(placed[c])), r)]
                 given[c] = sums(c)
+                if given[c].size > ys.shape[1]:
+                    ys = np.hstack([ys, np.full((s, given[c].size - ys.shape[1]), np.inf)])
+                ys[c] = np.inf
+                ys[c, : given[c].size] = given[c]
         load[a] += y - x
         load[b] += x - y
 
