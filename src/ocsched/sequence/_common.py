@@ -48,3 +48,15 @@ def perm_key(perm: NDArray[np.int64]) -> bytes:
 
 def tagged_end(tagged: Tagged) -> float:
     return max((c.end for sw in tagged for _, c in sw), default=0.0)
+
+
+def in_both(first: Demand, second: Demand) -> NDArray[np.bool_]:
+    """Which of ``first``'s entries are nonzero in ``second`` too (a mask over its entries)."""
+    n = first.n
+    keys, other = first.rows * n + first.cols, second.rows * n + second.cols
+    if other.size == 0:
+        return np.zeros(keys.size, dtype=bool)
+    if other.size > 1 and (other[1:] < other[:-1]).any():  # Demand keeps them sorted; a hand-made one may not
+        other = np.sort(other)
+    at = np.minimum(np.searchsorted(other, keys), other.size - 1)
+    return np.asarray(other[at] == keys)  # no hashing: np.intersect1d / np.isin cost more here

@@ -10,7 +10,7 @@ from ocsched.bounds import lower_bound
 from ocsched.iteration import Iteration
 from ocsched.model import Demand
 from ocsched.schedulers import as_fabric
-from ocsched.sequence._common import demand_key
+from ocsched.sequence._common import demand_key, in_both
 
 __all__ = ["BLOCK", "iteration_lower_bound"]
 
@@ -138,11 +138,7 @@ def _pair(
     n = first.n
     if first.nnz == 0 or second.nnz == 0:
         return 0.0
-    keys, other = first.rows * n + first.cols, second.rows * n + second.cols
-    if other.size > 1 and (other[1:] < other[:-1]).any():  # Demand keeps them sorted; a hand-made one may not
-        other = np.sort(other)
-    at = np.minimum(np.searchsorted(other, keys), other.size - 1)
-    common = keys[other[at] == keys]  # the nonzeros both phases have (no hashing: intersect1d's cost)
+    common = (first.rows * n + first.cols)[in_both(first, second)]  # the nonzeros both phases have
     out = 0.0
     m = np.arange(1, s + 1, dtype=np.float64)
     for axis in (0, 1):

@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from ocsched.decompose import decompose, refit_weights
 from ocsched.model import Demand
-from ocsched.sequence._common import Held, Pieces, perm_key
+from ocsched.sequence._common import Held, Pieces, in_both, perm_key
 
 #: The exponent on the normalised cost of an entry when choosing carried permutations: a large
 #: one makes the assignment nearly a bottleneck one (the largest entry on the permutation is its
@@ -78,19 +78,16 @@ def carried_out(
 def can_carry(now: Demand, after: Demand) -> bool:
     """Whether some permutation could end phase ``now`` and start ``after``, serving both whole.
 
-    That is a perfect matching of the nonzeros the two share (:func:`carried_out` finds one).
+    That is a perfect matching of the nonzeros the two share.
     """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import maximum_bipartite_matching  # here: importing the CLI stays light
+
     if now.n != after.n or now.nnz == 0 or after.nnz == 0:
         return False
-    n = now.n
-    keys = now.rows * n + now.cols
-    shared = np.isin(keys, after.rows * n + after.cols)
-    rows, cols = now.rows[shared], now.cols[shared]
-    if np.unique(rows).size < n or np.unique(cols).size < n:  # a line without one: no perfect matching
-        return False
-    both = np.zeros((n, n), dtype=bool)
-    both[rows, cols] = True
-    return len(carried_out(both.astype(np.float64), both.astype(np.float64), ~both, 1)) == 1
+    both = in_both(now, after)
+    graph = csr_array((np.ones(int(both.sum())), (now.rows[both], now.cols[both])), shape=(now.n, now.n))
+    return bool((maximum_bipartite_matching(graph, perm_type="column") >= 0).all())
 
 
 def carry(

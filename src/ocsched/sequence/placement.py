@@ -40,9 +40,9 @@ def joint(
     when it ends earlier (as :func:`ocsched.assign.pack` does for one matrix). ``tail_cost``
     chooses what each switch ends with (:func:`~ocsched.sequence.layout.order`), unless
     ``tails`` (permutations to carry into the next phase, :func:`ocsched.sequence.carry.carry`)
-    are given: each goes last on its own switch, largest first onto the least loaded, before
-    the other pieces are placed; :func:`rebalance` then exchanges whole pieces, equalize leaves
-    the tails whole and ``pack`` is not tried.
+    are given: each goes last on its own switch, onto the least loaded, and :func:`rebalance`
+    exchanges whole pieces, from three starts (:data:`_STARTS`), the lowest maximum kept;
+    equalize leaves the tails whole and ``pack`` is not tried.
     """
     s = len(held)
     pinned: list[list[list[Any]]] = [[] for _ in range(s)]  # per switch: [perm, length]
@@ -66,22 +66,13 @@ def joint(
         targets = np.array(sorted(rank[:spread]))
     base = load.copy()  # after the pinned shares: what the loose pieces are placed on top of
     shares = [[list(piece) for piece in sw] for sw in pinned]  # equalize may shorten them
-    last: list[tuple[NDArray[np.int64], float] | None]
-    placed: list[list[list[Any]]]
+    hows = _STARTS if tails else _STARTS[:1]  # without tails: LPT, once
+    starts = [_start(load, loose, tails or [], targets, delta, *how) for how in hows]
     if tails:
-        # Three starts for the exchanges (tails first, largest or smallest first; or after the
-        # rest): each ends in its own local optimum, keep the lowest. On 16 MoE layers (gaps 0)
-        # exposed / independent at 1 ms: 0.7986, 0.7982, 0.7969 alone, 0.7969 together; at
-        # 100 us: 0.9387 (the first alone), 0.9275 together.
-        starts = [_start(load, loose, tails, targets, delta, first, big) for first, big in _STARTS]
-        for loads, tail_of, on in starts:
-            rebalance(on, tail_of, loads, targets, delta)
-        ld, last, placed = min(starts, key=lambda x: float(x[0].max()))
-        load[:] = ld
-    else:
-        last, placed = [None] * s, _start(load, loose, [], targets, delta, True, True)[2]
-        for b, sw in enumerate(placed):
-            load[b] += sum(delta + w for _, w in sw)
+        for loads, ends, on in starts:
+            rebalance(on, ends, loads, targets, delta)
+    loads, last, placed = min(starts, key=lambda x: float(x[0].max()))
+    load[:] = loads
     # Equalize (Spectra's step 3, with the switches' own starting loads): move part of the largest
     # piece of the most loaded switch to the least loaded target while that lowers the maximum.
     for _ in range(100 * (s + len(pieces))):
@@ -116,7 +107,12 @@ def joint(
     return plan
 
 
+#: Per switch, the piece it ends with to carry into the next phase, if any.
+Tails = list[tuple[NDArray[np.int64], float] | None]
+
 #: Starts of the exchanges with carried-out pieces: (tails before the other pieces, largest first).
+#: Each ends in its own local optimum. On 16 MoE layers (gaps 0) exposed / independent at 1 ms:
+#: 0.7986, 0.7982, 0.7969 alone, 0.7969 together; at 100 us: 0.9387 (the first), 0.9275 together.
 _STARTS = ((True, True), (False, True), (True, False))
 
 
@@ -128,16 +124,15 @@ def _start(
     delta: float,
     tails_first: bool,
     largest_first: bool,
-) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.int64], float] | None], list[list[list[Any]]]]:
+) -> tuple[NDArray[np.float64], Tails, list[list[list[Any]]]]:
     """LPT of the pieces onto the targets, and the tails one per switch onto the least loaded (a copy)."""
     ld = load.copy()
-    last: list[tuple[NDArray[np.int64], float] | None] = [None] * ld.size
+    last: Tails = [None] * ld.size
     placed: list[list[list[Any]]] = [[] for _ in range(ld.size)]
 
     # LPT through a heap of (load, switch): the least loaded, the lowest index among equals.
     heap = [(float(ld[b]), int(b)) for b in targets]
     heapq.heapify(heap)
-
     inside = {int(b) for b in targets}
 
     def grow(b: int, w: float) -> None:
@@ -174,7 +169,7 @@ def _start(
 
 def rebalance(
     placed: list[list[list[Any]]],
-    last: list[tuple[NDArray[np.int64], float] | None],
+    last: Tails,
     load: NDArray[np.float64],
     targets: NDArray[np.int64],
     delta: float,
@@ -189,16 +184,21 @@ def rebalance(
     raising the other's to it.
     """
     s = len(load)
-    pairs = [[c for r in range(3) for c in combinations(range(len(sw)), r)] for sw in placed]
+    pairs: list[list[tuple[int, ...]]] = [[] for _ in range(s)]  # per switch: its subsets of <= 2 pieces
+    given: list[NDArray[np.float64]] = [np.zeros(1)] * s  # what each takes (a delay per piece)
+    ys = np.full((s, 1), np.inf)  # the same, padded with inf (never chosen)
 
-    def sums(b: int) -> NDArray[np.float64]:
-        return np.array([sum(delta + placed[b][i][1] for i in c) for c in pairs[b]])
+    def refresh(b: int) -> None:
+        nonlocal ys
+        pairs[b] = [c for r in range(3) for c in combinations(range(len(placed[b])), r)]
+        given[b] = np.array([sum(delta + placed[b][i][1] for i in c) for c in pairs[b]])
+        if given[b].size > ys.shape[1]:
+            ys = np.hstack([ys, np.full((s, given[b].size - ys.shape[1]), np.inf)])
+        ys[b] = np.inf
+        ys[b, : given[b].size] = given[b]
 
-    given = [sums(b) for b in range(s)]
-    # Per switch, what each subset of its pieces takes (inf past its own subsets: never chosen).
-    ys = np.full((s, max(len(g) for g in given)), np.inf)
-    for b, g in enumerate(given):
-        ys[b, : g.size] = g
+    for b in range(s):
+        refresh(b)
     ends = np.array([0.0 if t is None else delta + t[1] for t in last])  # the carried-out pieces
     closed = np.ones(s, dtype=bool)
     closed[targets] = False
@@ -231,13 +231,8 @@ def rebalance(
             out_a, out_b = [placed[a][i] for i in ca], [placed[b][j] for j in cb]
             placed[a] = [p for i, p in enumerate(placed[a]) if i not in ca] + out_b
             placed[b] = [p for j, p in enumerate(placed[b]) if j not in cb] + out_a
-            for c in (a, b):
-                pairs[c] = [q for r in range(3) for q in combinations(range(len(placed[c])), r)]
-                given[c] = sums(c)
-                if given[c].size > ys.shape[1]:
-                    ys = np.hstack([ys, np.full((s, given[c].size - ys.shape[1]), np.inf)])
-                ys[c] = np.inf
-                ys[c, : given[c].size] = given[c]
+            refresh(a)
+            refresh(b)
         load[a] += y - x
         load[b] += x - y
 

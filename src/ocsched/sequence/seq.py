@@ -121,7 +121,7 @@ class Seq:
         )
         plans = [[[(c.perm, c.duration) for c in sw] for sw in switches]]
         if full and self.carrying:
-            carried = self.carry(k, held, ready, release)
+            carried = self.carry_candidate(k, held, ready, release)
             if carried is not None:  # against the base schedule only: the other candidates cost time
                 self.carry_at = 1
                 return [lay_out(plans[0], held, release, delta, self.pad), carried]
@@ -183,7 +183,7 @@ class Seq:
                 plans.append(joint(reused, held, ready, delta, following, tail_cost=tail))
         return [lay_out(plan, held, release, delta, self.pad) for plan in plans]
 
-    def carry(
+    def carry_candidate(
         self, k: int, held: Held, ready: NDArray[np.float64], release: float
     ) -> list[list[Configuration]] | None:
         """The carry candidate: :func:`ocsched.sequence.carry.carry`, its tails last on their switches."""
@@ -205,13 +205,13 @@ class Seq:
         """Choose phase k's layout: earliest end, or with ``lookahead`` the earliest end of phase k+1."""
         cands = self.candidates(k, held, release, full=lookahead)
         ends = [phase_end(c, release) for c in cands]
-        # Any candidate ending no later than candidate 0 keeps the never-worse guarantee.
-        allowed = [i for i, e in enumerate(ends) if e <= ends[0]] if lookahead else list(range(len(cands)))
         c = self.carry_at
         if lookahead and c is not None and k + 1 < len(self.phases) and ends[c] <= min(ends) + self.delta:
             # What it ends with saves the next phase about a delay; the run as a whole is kept
             # only if it ends earlier than the first (which is never later than independent).
             return cands[c], ends[c]
+        # Any candidate ending no later than candidate 0 keeps the never-worse guarantee.
+        allowed = [i for i, e in enumerate(ends) if e <= ends[0]] if lookahead else list(range(len(cands)))
         if lookahead:
             # A better state saves the next phase at most about one delay: look ahead among near-best only.
             top = min(ends[i] for i in allowed)
