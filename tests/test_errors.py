@@ -326,3 +326,84 @@ def test_out_is_checked_before_the_work(cli_files: Path) -> None:
     # An unwritable --out fails at once, before the demand is even read.
     res = run_ocsched(cli_files, "schedule", "missing.npy", "-s", "2", "-d", "0.1", "-o", "afile/s.json")
     assert_refused(res, "`--out`", "afile")
+
+
+# ---------------------------------------------------------------------------------------------
+# The system refuses a write: a full disk is one line, and nothing written before is lost
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_full_disk_during_a_sweep_is_one_line_and_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    from helpers import run
+    from ocsched import sweep
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'switches = [2]\ndelta = [0.01, 0.04]\nalgorithms = ["spectra"]\n\n'
+        '[[workloads]]\nname = "standard"\nseeds = 3\noptions = { n = 8, flows = 2 }\n'
+    )
+    out = tmp_path / "r"
+    real = pq.write_table
+    calls = {"n": 0}
+
+    def full_after_two(table: Any, where: Any, **kw: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] > 2:  # the manifest and the first part fit; then the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(table, where, **kw)
+
+    monkeypatch.setattr(pq, "write_table", full_after_two)
+    res = run("sweep", cfg, "--out", out, "-j", "1", "--batch-size", "2")
+    assert res.exit_code == 2, (res.output, res.exception)
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error")]
+    assert len(lines) == 1 and "Traceback" not in res.output
+    assert lines[0].startswith("error: no space left on device writing ") and str(out / "parts") in lines[0]
+    # What was written stays, nothing half-written is left, and a rerun finishes the rest.
+    parts = list((out / "parts").iterdir())
+    assert len(parts) == 1 and not parts[0].name.startswith(".")
+    done = len(sweep.read_results(out))
+    assert done == 2
+    monkeypatch.setattr(pq, "write_table", real)
+    summary = sweep.run_sweep(cfg, out, workers=1)
+    assert (summary.skipped, summary.done) == (2, 4)
+
+
+def test_write_atomic_turns_an_os_refusal_into_one_line_and_keeps_the_old_file(
+    tmp_path: Path,
+) -> None:
+    import errno
+
+    path = tmp_path / "s.json"
+    path.write_text("old")
+
+    def failing(f: Any) -> None:
+        f.write(b"partial")
+        raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+
+    with pytest.raises(OcschedError, match=rf"^disk quota exceeded writing {path}$"):
+        ocsched_io.write_atomic(path, failing, force=True)
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+def test_any_os_error_reaching_the_cli_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A refusal no reader foresaw (here: the results folder cannot be opened) is still one line.
+    import errno
+
+    from helpers import run
+    from ocsched.sweep import run as sweep_run
+
+    def refused(out: Path) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
+
+    monkeypatch.setattr(sweep_run, "check_out", refused)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('switches = [2]\ndelta = [0.1]\n\n[[workloads]]\nname = "standard"\n')
+    res = run("sweep", cfg, "--out", tmp_path / "r")
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.stderr.splitlines() == [f"error: permission denied: {tmp_path / 'r'}"]

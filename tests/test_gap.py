@@ -45,7 +45,8 @@ def test_run_gap_matches_direct_solves() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"workload": "random", "n": 1}, "`n` must be an integer >= 2"),
+        ({"workload": "random", "n": 1}, r"`n` must be an integer in 2..32; got 1"),
+        ({"workload": "random", "n": 10**6}, r"`n` must be an integer in 2..32; got 1000000"),
         ({"workload": "random", "n": 3, "samples": 0}, "`samples` must be an integer >= 1"),
         ({"workload": "random", "n": 3, "options": {"flows": 2}}, "takes no options"),
         ({"workload": "nope", "n": 3}, "`workload` must be one of random, "),

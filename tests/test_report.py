@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -452,3 +453,250 @@ def test_summary_shows_heuristic_over_best_bound_and_over_exact_side_by_side() -
     t = report.summarize(rows)
     assert t.header[4:] == ["spectra/LB", "spectra/best", "spectra/exact"]  # no exact/spectra column
     assert t.rows[0][4:] == ["1.300 (1.400)", "1.182 (1.273)", "1.022 (1.043)"]
+
+
+# --------------------------------------------------------------------------- fabrics in figures
+
+
+def _captured(plot: Any, *args: Any, **kw: Any) -> Any:
+    """The figure a plot function draws (not saved)."""
+    captured: list[Any] = []
+    real_save = report.figures.save
+    try:
+        report.figures.save = lambda fig, stem, formats: captured.append(fig) or [stem]  # type: ignore[assignment]
+        plot(*args, **kw)
+    finally:
+        report.figures.save = real_save  # type: ignore[assignment]
+    (fig,) = captured
+    return fig
+
+
+def test_delta_figure_draws_one_line_per_fabric() -> None:
+    import matplotlib.pyplot as plt
+
+    # A grid over two deltas, and two different fabrics named "f" of one size (largest delay
+    # 0.01 and 0.1): before, "spectra" joined both fabrics' points into one line.
+    rows = [_row("spectra", m, delta=d) for d, m in ((0.02, 1.1), (0.08, 1.3))]
+    rows += [
+        {**_row("spectra", m, delta=d), "fabric": "f", "fabric_id": i}
+        for d, m, i in ((0.01, 1.0, "aa" * 8), (0.1, 2.0, "bb" * 8))
+    ]
+    fig = _captured(report.plot_delta, rows, "x", label="x")
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    lines = {c.get_label(): c.lines[0].get_xdata().tolist() for c in ax.containers}
+    assert set(lines) == {"spectra", "spectra, f [aaaaaaaa]", "spectra, f [bbbbbbbb]"}
+    assert len(lines["spectra"]) == 2
+    assert len(lines["spectra, f [aaaaaaaa]"]) == len(lines["spectra, f [bbbbbbbb]"]) == 1
+    # The bound too: one per fabric, none joining two.
+    bounds = [ln for ln in ax.get_lines() if ln.get_label().startswith("lower bound")]
+    assert sorted(ln.get_label() for ln in bounds) == [
+        "lower bound",
+        "lower bound, f [aaaaaaaa]",
+        "lower bound, f [bbbbbbbb]",
+    ]
+    assert sorted(len(ln.get_xdata()) for ln in bounds) == [1, 1, 2]
+    plt.close(fig)
+
+
+def test_switches_figure_never_joins_fabrics() -> None:
+    import matplotlib.pyplot as plt
+
+    rows = [
+        {**_row("spectra", 1.0 + s, s=s, delta=0.1), "fabric": name, "fabric_id": name * 8}
+        for s, name in ((2, "a"), (4, "b"))
+    ]
+    fig = _captured(report.plot_switches, rows, "x", label="x")
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    assert sorted(len(c.lines[0].get_xdata()) for c in ax.containers) == [1, 1]
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- files that are not results
+
+
+def _part_rows(results: Path) -> list[dict[str, Any]]:
+    return report.load_rows(results)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (lambda r: {**r, "makespan": None}, "no finite makespan"),
+        (lambda r: {**r, "lower_bound": "x"}, "column 'lower_bound' holds string"),
+        (lambda r: {**r, "switches": None}, "column 'switches' has empty cells"),
+        (lambda r: {**r, "family": None}, "column 'family' has empty cells"),
+        (lambda r: {**r, "ok": None}, "column 'ok' has empty cells"),
+        (lambda r: {**r, "delta": float("nan")}, "column 'delta' holds a value below 0.0 or not finite"),
+        (lambda r: {**r, "opt_n": [1, 2]}, "option column 'opt_n' holds list"),
+        (lambda r: {k: v for k, v in r.items() if k != "label"}, "has no column 'label'"),
+    ],
+)
+def test_report_refuses_a_parquet_file_that_is_not_results_in_one_line(
+    results: Path, tmp_path: Path, change: Any, needle: str
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [change(r) for r in _part_rows(results)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "x.parquet")
+    res = runner.invoke(app, ["report", str(tmp_path / "x.parquet")])
+    assert res.exit_code == 2, (res.output, res.exception)
+    assert len(res.stderr.splitlines()) == 1 and "Traceback" not in res.output
+    assert res.stderr.startswith("error: `results` file") and needle in res.stderr
+
+
+def test_report_reads_a_parquet_file_of_results_whatever_wrote_it(results: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    rows = _part_rows(results)
+    pd.DataFrame(rows).to_parquet(tmp_path / "x.parquet")  # pandas' own types (e.g. object columns)
+    res = runner.invoke(app, ["report", str(tmp_path / "x.parquet")])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == runner.invoke(app, ["report", str(results)]).stdout
+
+
+def test_a_bad_part_in_a_results_folder_is_left_out_with_a_warning(
+    results: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "r"
+    shutil.copytree(results, folder)
+    rows = [{**r, "makespan": "fast"} for r in _part_rows(results)[:2]]
+    pq.write_table(pa.Table.from_pylist(rows), folder / "parts" / "part-999999-deadbeef.parquet")
+    with caplog.at_level("WARNING"):
+        assert len(report.load_rows(folder)) == len(report.load_rows(results))
+    assert "part-999999-deadbeef.parquet" in caplog.text and "left out" in caplog.text
+
+
+# --------------------------------------------------------------------------- Gantt charts of fabrics
+
+
+def _gids(ax: Any, gid: str) -> list[Any]:
+    return [a for a in [*ax.patches, *ax.lines, *ax.texts] if a.get_gid() == gid]
+
+
+def test_gantt_draws_each_switchs_own_delay() -> None:
+    import matplotlib.pyplot as plt
+
+    from helpers import conf
+    from ocsched.fabric import Fabric
+
+    fab = Fabric.from_deltas([0.05, 0.5], rates=[1.0, 2.0])
+    sw0 = (conf(0.05, 1.0, [1, 0]), conf(1.1, 0.5, [0, 1]))
+    sw1 = (conf(0.5, 0.4, [1, 0]),)
+    sched = ocsched.Schedule(ports=2, delta=0.5, switches=(sw0, sw1), fabric=fab)
+    ax = report.plot_schedule(sched)
+    dark = _gids(ax, "dark")
+    # One dark interval before each configuration, of its own switch's delay, ending at its start.
+    got = sorted(
+        (
+            round(p.get_y() + p.get_height() / 2),
+            round(p.get_width(), 12),
+            round(p.get_x() + p.get_width(), 12),
+        )
+        for p in dark
+    )
+    assert got == [(0, 0.05, 0.05), (0, 0.05, 1.1), (1, 0.5, 0.5)]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["OCS 0 (δ 0.05)", "OCS 1 (δ 0.5, ×2)"]
+    plt.close(ax.figure)
+
+
+def test_gantt_draws_down_windows_and_failed_links() -> None:
+    import matplotlib.pyplot as plt
+
+    from helpers import conf
+    from ocsched.fabric import Fabric, LinkDown, SwitchDown
+
+    fab = Fabric.uniform(2, 0.1).with_failures(
+        [SwitchDown(1, 0.5, 1.0), SwitchDown(0, 2.5)],
+        [LinkDown(3, 0, 1.5), LinkDown(2, 0, 1.5), LinkDown(1, 1)],
+    )
+    sw0 = (conf(0.1, 1.0, [1, 0, 3, 2]),)
+    sw1 = (conf(0.1, 0.4, [1, 0, 3, 2]), conf(1.1, 1.5, [2, 3, 0, 1]))
+    sched = ocsched.Schedule(ports=4, delta=0.1, switches=(sw0, sw1), fabric=fab)
+    ax = report.plot_schedule(sched)
+    down = sorted(
+        (round(p.get_y() + p.get_height() / 2), p.get_x(), round(p.get_x() + p.get_width(), 9))
+        for p in _gids(ax, "down")
+    )
+    xmax = ax.get_xlim()[1]
+    assert down == [(0, 2.5, round(xmax, 9)), (1, 0.5, 1.0)]  # down for good: to the chart's end
+    marks = sorted(
+        (ln.get_xdata()[0], ln.get_ydata()[0]) for ln in _gids(ax, "failed-link") if hasattr(ln, "get_xdata")
+    )
+    assert marks == [(0.0, 1), (1.5, 0)]
+    texts = sorted(t.get_text() for t in _gids(ax, "failed-link") if hasattr(t, "get_text"))
+    assert texts == ["port 1 fail at 0", "ports 2, 3 fail at 1.5"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"switch down", "failed link", "reconfiguration delay δ"} <= set(legend)
+    plt.close(ax.figure)
+
+
+def test_gantt_under_partial_draws_what_the_timing_rule_says() -> None:
+    import matplotlib.pyplot as plt
+
+    from helpers import conf
+    from ocsched.fabric import Fabric
+
+    fab = Fabric.uniform(1, 0.5, model="partial")
+    # (0, 1) is kept throughout (lit through the gaps 1.5..2 and 3..3.5); the second configuration
+    # lights no new circuit, the third lights (1, 0): a dark strip before it.
+    sw = (conf(0.5, 1.0, [1, -1]), conf(2.0, 1.0, [1, -1]), conf(3.5, 1.0, [1, 0]))
+    sched = ocsched.Schedule(ports=2, delta=0.5, switches=(sw,), fabric=fab)
+    assert ocsched.validate(sched, [[0, 4.0], [1.0, 0]]).ok  # 1 + 0.5 + 1 + 0.5 + 1 served on (0, 1)
+    ax = report.plot_schedule(sched)
+    dark = sorted((p.get_x(), p.get_width()) for p in _gids(ax, "dark"))
+    assert dark == [(0.0, 0.5), (3.0, 0.5)]  # before the first and the third, not the second
+    kept = [(p.get_x(), p.get_width()) for p in _gids(ax, "kept")]
+    assert kept == [(1.5, 0.5), (3.0, 0.5)]
+    assert [(p.get_x(), p.get_width()) for p in _gids(ax, "configuration")] == [
+        (0.5, 1.0),
+        (2.0, 1.0),
+        (3.5, 1.0),
+    ]
+    plt.close(ax.figure)
+
+
+def test_gantt_of_an_iteration_shades_its_phases_and_skips_persisting_delays() -> None:
+    import matplotlib.pyplot as plt
+
+    from ocsched.iteration import Iteration, Phase
+    from ocsched.report.gantt import plot_iteration_schedule
+    from ocsched.sequence import schedule_iteration
+
+    ring = [[0, 1], [1, 0]]
+    it = Iteration(
+        [Phase(ring, name="a"), Phase(ring, gap_before=0.3, name="b"), Phase([[0, 2], [0, 0]], name="c")]
+    )
+    seq = schedule_iteration(it, switches=2, delta=0.1)
+    ax = plot_iteration_schedule(seq)
+    spans = [
+        x
+        for p in _gids(ax, "phase")
+        if hasattr(p, "get_width")
+        for x in (p.get_x(), p.get_x() + p.get_width())
+    ]
+    assert spans == pytest.approx([x for _, _, r, e in seq.phase_spans() for x in (r, e)])
+    dark = _gids(ax, "dark")
+    persisting = sum(
+        ocsched.iteration.persists(a, b) for sw in seq.switches for a, b in itertools.pairwise(sw)
+    )
+    assert len(dark) == seq.num_configurations - persisting
+    plt.close(ax.figure)
+
+
+def test_cli_plot_reads_either_schedule_kind(tmp_path: Path) -> None:
+    from ocsched.iteration import Iteration, Phase
+    from ocsched.sequence import schedule_iteration
+
+    ring = [[0, 1], [1, 0]]
+    seq = schedule_iteration(Iteration([Phase(ring, name="a"), Phase(ring, name="b")]), switches=1, delta=0.1)
+    path = io.write_iteration_schedule(seq, tmp_path / "it.json")
+    res = runner.invoke(app, ["plot", str(path), "--out", str(tmp_path / "g.png")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "g.png").read_bytes()[:8] == PNG_MAGIC

@@ -1070,3 +1070,121 @@ def test_best_bound_is_the_strong_bound_or_the_dual(serial: list[dict[str, Any]]
         strong = ocsched.lower_bound(m, switches=r["switches"], delta=r["delta"], strong=True)
         assert r["best_bound"] == max(strong, r["lower_bound"])
         assert r["lower_bound"] <= r["best_bound"] <= r["makespan"] * (1 + 1e-9)
+
+
+# --------------------------------------------------------------------------- run identity
+
+
+def _one_fabric(name: str, delta: float) -> dict[str, Any]:
+    return {
+        "algorithms": ["spectra", "baseline"],
+        "workloads": [
+            {
+                "name": "standard",
+                "seeds": 1,
+                "options": {"n": 12, "flows": 3},
+                "fabrics": [{"name": name, "switches": [{"delta": delta, "count": 2}]}],
+            }
+        ],
+    }
+
+
+def test_two_fabrics_of_one_name_in_one_folder_are_told_apart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ocsched import report
+    from ocsched.report.tables import ratios
+
+    out = tmp_path / "r"
+    sweep.run_sweep(_one_fabric("f", 0.01), out, workers=1)
+    sweep.run_sweep(_one_fabric("f", 0.1), out, workers=1)  # another config, another fabric "f"
+    rows = _rows(out)
+    assert len(rows) == 4 and {r["fabric"] for r in rows} == {"f"}
+    ids = {r["fabric_id"] for r in rows}
+    assert len(ids) == 2 and None not in ids
+    # Each fabric's baseline is compared with its own spectra: two ratios, from all four rows.
+    assert len(ratios(rows, "baseline", "spectra")) == 2
+    want = [
+        next(r for r in rows if r["fabric_id"] == i and r["algorithm"] == "baseline")["makespan"]
+        / next(r for r in rows if r["fabric_id"] == i and r["algorithm"] == "spectra")["makespan"]
+        for i in sorted(ids)
+    ]
+    table = report.summarize(rows)
+    assert table.data[0][2:4] == [4, 0]  # runs, failed
+    assert table.data[0][-2] == pytest.approx(sum(want) / 2)
+    # Named unambiguously, with a warning: "f [1a2b3c4d]" for each.
+    with caplog.at_level("WARNING"):
+        by = report.summarize(rows, by=["fabric"])
+    shown = sorted(line[2] for line in by.rows)
+    assert shown == sorted(f"f [{i[:8]}]" for i in ids)
+    assert "2 different fabrics named 'f'" in caplog.text
+
+
+def test_fabric_identity_is_its_content_not_its_layout() -> None:
+    a = {
+        "switches": [{"delta": 0.1, "count": 2}],
+        "down": [{"switch": 1, "start": 2}, {"switch": 0, "start": 1}],
+    }
+    b = {
+        "switches": [{"delta": 0.1}, {"delta": 0.1, "rate": 1}],
+        "down": [{"switch": 0, "start": 1.0}, {"switch": 1, "start": 2.0}],
+    }
+    runs = [
+        sweep.expand(
+            {"algorithms": ["spectra"], "workloads": [{"name": "standard", "fabrics": [{**f, "name": "x"}]}]}
+        )
+        for f in (a, b)
+    ]
+    assert runs[0][0].key == runs[1][0].key and runs[0][0].fabric_id == runs[1][0].fabric_id
+    c = {**a, "down": [{"switch": 1, "start": 2}]}
+    other = sweep.expand(
+        {"algorithms": ["spectra"], "workloads": [{"name": "standard", "fabrics": [{**c, "name": "x"}]}]}
+    )
+    assert other[0].key != runs[0][0].key and other[0].fabric_id != runs[0][0].fabric_id
+
+
+def test_a_file_is_identified_by_its_bytes_not_its_path(tmp_path: Path) -> None:
+    from ocsched.report.tables import ratios
+
+    out = tmp_path / "r"
+    cfg = {
+        "switches": [2],
+        "delta": [0.05],
+        "algorithms": ["spectra", "baseline"],
+        "workloads": [{"path": "m.npy"}],
+    }
+    cfg_text = _toml(cfg)
+    rng = np.random.default_rng(0)
+    for k in range(2):  # two projects, one file name, different matrices
+        (tmp_path / f"p{k}").mkdir()
+        m = rng.random((6, 6))
+        np.fill_diagonal(m, 0.0)
+        np.save(tmp_path / f"p{k}" / "m.npy", m)
+        (tmp_path / f"p{k}" / "c.toml").write_text(cfg_text)
+    first = sweep.run_sweep(tmp_path / "p0" / "c.toml", out, workers=1)
+    second = sweep.run_sweep(tmp_path / "p1" / "c.toml", out, workers=1)
+    assert (first.done, second.skipped, second.done) == (2, 0, 2)  # not taken for the first's runs
+    rows = _rows(out)
+    assert len({r["input_sha256"] for r in rows}) == 2
+    assert len(ratios(rows, "baseline", "spectra")) == 2
+    # The same bytes again: every run is found done.
+    assert sweep.run_sweep(tmp_path / "p1" / "c.toml", out, workers=1).skipped == 2
+
+
+def test_rows_from_before_fabric_ids_get_theirs_when_resumed(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "r"
+    sweep.run_sweep(_one_fabric("f", 0.01), out, workers=1)
+    # Make the folder look as an older ocsched wrote it: no fabric_id, input_sha256 columns.
+    old = ["fabric_id", "input_sha256"]
+    for part in (out / "parts").glob("*.parquet"):
+        pq.write_table(pq.read_table(part).drop_columns(old), part)
+    manifest = pq.read_schema(out / "_manifest.parquet")
+    kept = manifest.empty_table().drop_columns(old).replace_schema_metadata(manifest.metadata)
+    pq.write_table(kept, out / "_manifest.parquet")
+    assert {r.get("fabric_id") for r in _rows(out)} == {None}
+    summary = sweep.run_sweep(_one_fabric("f", 0.01), out, workers=1)
+    assert summary.skipped == 2 and summary.done == 0  # the same runs: nothing redone ...
+    (want,) = {r.fabric_id for r in sweep.expand(_one_fabric("f", 0.01))}
+    assert {r["fabric_id"] for r in _rows(out)} == {want}  # ... and their identity filled in

@@ -21,10 +21,26 @@ from typing import Any
 from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
 
-__all__ = ["MODELS", "Fabric", "LinkDown", "Switch", "SwitchDown"]
+__all__ = [
+    "MAX_DOWN_WINDOWS",
+    "MAX_FAILED_LINKS",
+    "MAX_SWITCHES",
+    "MODELS",
+    "Fabric",
+    "LinkDown",
+    "Switch",
+    "SwitchDown",
+]
 
 #: Reconfiguration models: every configuration pays the full delay, or kept circuits stay lit.
 MODELS = ("all-stop", "partial")
+#: Most switches a fabric description (:meth:`Fabric.from_dict`, FABRIC.toml) may expand to, and
+#: most a command accepts (far more than any demand can use).
+MAX_SWITCHES = 1024
+#: Most down windows a fabric description may list (each is checked against every configuration).
+MAX_DOWN_WINDOWS = 10_000
+#: Most failed links a fabric description may list (a link per port and switch of a large fabric).
+MAX_FAILED_LINKS = 100_000
 
 
 @dataclass(frozen=True)
@@ -256,28 +272,45 @@ class Fabric:
         Keys: ``model`` (``"all-stop"`` or ``"partial"``, default all-stop); ``switches``: a list of
         ``{delta, rate = 1, count = 1}`` (``count`` repeats the entry); ``down``: a list of
         ``{switch, start, end}`` (no ``end``: down for good); ``failed_links``: a list of
-        ``{port, switch, start = 0}``. Unknown keys are refused.
+        ``{port, switch, start = 0}``. Unknown keys are refused. The counts are checked before
+        anything is expanded: at most :data:`MAX_SWITCHES` switches in total (all the ``count`` values
+        summed), :data:`MAX_DOWN_WINDOWS` down windows and :data:`MAX_FAILED_LINKS` failed links.
 
         >>> f = Fabric.from_dict({"switches": [{"delta": 0.01, "count": 2}, {"delta": 0.1, "rate": 2}]})
         >>> f.deltas, f.rates
         ((0.01, 0.01, 0.1), (1.0, 1.0, 2.0))
+        >>> Fabric.from_dict({"switches": [{"delta": 0.1, "count": 1000}, {"delta": 0.1, "count": 1000}]})
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ocsched.errors.InvalidInputError: `fabric.switches` describes more than 1024 switches (2000 up to ...
         """
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"`{name}` must be a table/object; got {type(data).__name__}")
         _only(data, {"model", "switches", "down", "failed_links"}, name)
-        switches: list[Switch] = []
-        for where, sw in _entries(data, "switches", name, {"delta", "rate", "count"}):
+        # Invariant: nothing is expanded before the total is known to be within MAX_SWITCHES (a
+        # 70-byte file with two `count = 100000` entries would otherwise build 200,000 switches).
+        entries = list(_entries(data, "switches", name, {"delta", "rate", "count"}, MAX_SWITCHES))
+        counts = []
+        for where, sw in entries:
             if "delta" not in sw:
                 raise InvalidInputError(f"`{where}.delta` is missing")
-            count = check_int(sw.get("count", 1), f"{where}.count", minimum=1, maximum=100_000)
+            counts.append(check_int(sw.get("count", 1), f"{where}.count", minimum=1))
+            if sum(counts) > MAX_SWITCHES:
+                raise InvalidInputError(
+                    f"`{name}.switches` describes more than {MAX_SWITCHES} switches "
+                    f"({sum(counts)} up to `{where}`, counts summed)"
+                )
+        switches: list[Switch] = []
+        for (_, sw), count in zip(entries, counts, strict=True):
             switches.extend([Switch(sw["delta"], sw.get("rate", 1.0))] * count)
         down = []
-        for where, d in _entries(data, "down", name, {"switch", "start", "end"}):
+        for where, d in _entries(data, "down", name, {"switch", "start", "end"}, MAX_DOWN_WINDOWS):
             if "switch" not in d or "start" not in d:
                 raise InvalidInputError(f"`{where}` needs `switch` and `start`")
             down.append(SwitchDown(d["switch"], d["start"], d.get("end", math.inf)))
         links = []
-        for where, x in _entries(data, "failed_links", name, {"port", "switch", "start"}):
+        for where, x in _entries(data, "failed_links", name, {"port", "switch", "start"}, MAX_FAILED_LINKS):
             if "port" not in x or "switch" not in x:
                 raise InvalidInputError(f"`{where}` needs `port` and `switch`")
             links.append(LinkDown(x["port"], x["switch"], x.get("start", 0.0)))
@@ -294,11 +327,16 @@ def _only(data: object, keys: set[str], where: str) -> None:
         raise InvalidInputError(f"`{where}` has unknown key {extra[0]!r}; valid: {', '.join(sorted(keys))}")
 
 
-def _entries(data: Mapping[str, Any], key: str, name: str, keys: set[str]) -> Iterator[tuple[str, Any]]:
-    """Yield ``(where, entry)`` for each table of the list ``data[key]``, each checked by :func:`_only`."""
+def _entries(
+    data: Mapping[str, Any], key: str, name: str, keys: set[str], limit: int
+) -> Iterator[tuple[str, Any]]:
+    """Yield ``(where, entry)`` for each table of the list ``data[key]`` (at most ``limit`` of them),
+    each checked by :func:`_only`."""
     value = data.get(key, [])
     if not isinstance(value, list):
         raise InvalidInputError(f"`{name}.{key}` must be a list; got {value!r}")
+    if len(value) > limit:
+        raise InvalidInputError(f"`{name}.{key}` lists {len(value)} entries; at most {limit}")
     for k, entry in enumerate(value):
         where = f"{name}.{key}[{k}]"
         _only(entry, keys, where)

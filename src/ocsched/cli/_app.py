@@ -3,13 +3,21 @@
 Bad input of any kind (a library :class:`~ocsched.errors.InvalidInputError`, or a click usage
 error such as a missing option or an ill-typed value) ends the command with one line on stderr,
 ``error: ...``, and exit code 2: never a traceback, never a multi-line box.
+
+Every number on the command line is read by one ASCII-only grammar (:mod:`ocsched.io._text`):
+``int_option``/``float_option`` are the ``parser=`` of every numeric option, so ``"²"``,
+``"４"``, ``"1_0"``, ``"nan"``, ``"inf"`` and out-of-range values are refused the same way
+everywhere, naming the option and the value.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
+import math
+import os
 import sys
 import types
 import typing
@@ -19,10 +27,12 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
-from ocsched._checks import check_bool, check_choice, check_delta, check_switches
+from ocsched._checks import check_bool, check_choice
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import MAX_SWITCHES
+from ocsched.io._files import os_reason
+from ocsched.io._text import parse_float, parse_int, shown
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 __all__ = [
@@ -34,6 +44,8 @@ __all__ = [
     "cli_errors",
     "fail",
     "flag_pairs",
+    "float_option",
+    "int_option",
     "option_types",
     "parse_delta",
     "parse_options",
@@ -146,7 +158,11 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def cli_errors(func: F) -> F:
-    """Turn library errors into one line on stderr and exit code 2 (no traceback)."""
+    """Turn library errors into one line on stderr and exit code 2 (no traceback).
+
+    Library errors, and the system's own refusals (:class:`OSError`: a full disk, a permission),
+    which a command cannot always foresee.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -157,6 +173,13 @@ def cli_errors(func: F) -> F:
             raise fail(str(exc)) from None
         except RecursionError:  # a last guard: readers refuse deep nesting before it comes to this
             raise fail("input nested too deeply to process") from None
+        except BrokenPipeError:  # stdout closed early (`ocsched export s.json | head`): stop quietly
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(1) from None
+        except OSError as exc:  # the system refused (a full disk, permissions): its reason, one line
+            where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+            raise fail(f"{os_reason(exc)}{where}") from None
         except MemoryError:
             raise fail("out of memory: the input is too large for this machine") from None
         except KeyboardInterrupt:
@@ -165,25 +188,48 @@ def cli_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def int_option(flag: str, *, minimum: int | None = None, maximum: int | None = None) -> Callable[[Any], int]:
+    """The ``parser=`` of an integer option: ASCII digits, in ``[minimum, maximum]``.
+
+    >>> int_option("--seed", minimum=0)("7")
+    7
+    """
+
+    def parse(value: Any) -> int:
+        try:
+            return parse_int(value, flag, minimum=minimum, maximum=maximum)
+        except InvalidInputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parse
+
+
+def float_option(
+    flag: str, *, low: float | None = None, high: float | None = None, closed: bool = True
+) -> Callable[[Any], float]:
+    """The ``parser=`` of a number option: ASCII, finite, in ``[low, high]`` (open if not ``closed``).
+
+    >>> float_option("--wait", low=0.0, closed=False)("2.5")
+    2.5
+    """
+
+    def parse(value: Any) -> float:
+        try:
+            return parse_float(value, flag, low=low, high=high, closed=closed)
+        except InvalidInputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parse
+
+
 def parse_switches(value: str) -> int:
     """Parse one ``--switches`` value from text: an integer in 1..MAX_SWITCHES."""
-    try:
-        number: object = int(value)
-    except ValueError:
-        number = value
-    s = check_switches(number, name="--switches")
-    if s > MAX_SWITCHES:
-        raise InvalidInputError(f"`--switches` must be an integer in 1..{MAX_SWITCHES}; got {value!r}")
-    return s
+    return parse_int(value, "--switches", minimum=1, maximum=MAX_SWITCHES)
 
 
 def parse_delta(value: str) -> float:
     """Parse one ``--delta`` value from text: a finite number >= 0."""
-    try:
-        number: object = float(value)
-    except (ValueError, OverflowError):
-        number = value
-    return check_delta(number, name="--delta")
+    return parse_float(value, "--delta", low=0.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +272,7 @@ def option_types(workload: str) -> dict[str, type]:
 
 def _convert(key: str, text: str, kind: type) -> Any:
     if kind is bool:
-        low = text.strip().lower()
+        low = text.strip(" \t").lower()
         if low in _TRUE:
             return True
         if low in _FALSE:
@@ -234,21 +280,21 @@ def _convert(key: str, text: str, kind: type) -> Any:
         return check_bool(text, key)  # raises: "`key` must be true or false; got 'maybe'"
     if kind is int:
         try:
-            return int(text)
-        except ValueError:
+            return parse_int(text, key)
+        except InvalidInputError:
             pass
-        try:
-            number = float(text)
-        except (ValueError, OverflowError):
-            number = float("nan")
+        try:  # "1e3", "4.0": an integral number written as one
+            number = parse_float(text, key)
+        except InvalidInputError:
+            number = math.nan
         if number.is_integer():
             return int(number)
-        raise InvalidInputError(f"`{key}` must be an integer; got {text!r}")
+        raise InvalidInputError(f"`{key}` must be an integer; got {shown(text)}")
     if kind is float:
         try:
-            return float(text)
-        except ValueError:
-            raise InvalidInputError(f"`{key}` must be a number; got {text!r}") from None
+            return parse_float(text, key)
+        except InvalidInputError:  # "nan" and "inf" included: the generators take finite numbers
+            raise InvalidInputError(f"`{key}` must be a number; got {shown(text)}") from None
     return text
 
 

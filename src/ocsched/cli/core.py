@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import typer
 
-from ocsched.cli._app import MAX_SWITCHES, AlgorithmName, app, choice_type, cli_errors
+from ocsched.cli._app import (
+    MAX_SWITCHES,
+    AlgorithmName,
+    app,
+    choice_type,
+    cli_errors,
+    float_option,
+    int_option,
+)
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.fabric import MODELS
+from ocsched.io._text import parse_float, parse_float_list, parse_int, shown
 
 if TYPE_CHECKING:
     from ocsched.fabric import Fabric
@@ -34,25 +43,26 @@ def _delta_list(value: str) -> str:
     """``--delta``: one delay, or one per switch separated by commas (each a finite number >= 0)."""
     for part in str(value).split(","):
         try:
-            number = float(part)
-        except ValueError:
-            number = math.nan
-        if not (math.isfinite(number) and number >= 0):
+            parse_float(part, "--delta", low=0.0)
+        except InvalidInputError:
             raise typer.BadParameter(
                 f"`--delta` must be finite numbers >= 0 (one, or one per switch separated by commas); "
-                f"got {part.strip()!r}"
-            )
+                f"got {shown(part.strip())}"
+            ) from None
     return str(value)
 
+
+_SWITCHES = int_option("--switches", minimum=1, maximum=MAX_SWITCHES)
+_SEED = int_option("--seed", minimum=0)
 
 SwitchesOpt = Annotated[
     int | None,
     typer.Option(
         "--switches",
         "-s",
-        min=1,
-        max=MAX_SWITCHES,
-        help="Number of parallel OCSes (may be omitted with --fabric or a --delta list).",
+        parser=_SWITCHES,
+        metavar="INTEGER",
+        help=f"Number of parallel OCSes, 1..{MAX_SWITCHES} (may be omitted with --fabric or a --delta list).",
         show_default=False,
     ),
 ]
@@ -96,7 +106,10 @@ def _fabric(
 
 
 SeedOpt = Annotated[
-    int | None, typer.Option("--seed", min=0, help="Seed for randomised algorithms (an integer >= 0).")
+    int | None,
+    typer.Option(
+        "--seed", parser=_SEED, metavar="INTEGER", help="Seed for randomised algorithms (an integer >= 0)."
+    ),
 ]
 
 
@@ -227,12 +240,7 @@ def _deltas(fab: Fabric) -> str:
 
 
 def _gap_list(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        return [float(x) for x in text.split(",")]
-    except ValueError:
-        raise InvalidInputError(f"`--gaps` must be comma-separated numbers; got {text!r}") from None
+    return None if text is None else parse_float_list(text, "--gaps", low=0.0)
 
 
 def _schedule_iteration(
@@ -280,7 +288,9 @@ def validate_cmd(
     ],
     switches: Annotated[
         int | None,
-        typer.Option("--switches", "-s", min=1, max=MAX_SWITCHES, help="Check against this many switches."),
+        typer.Option(
+            "--switches", "-s", parser=_SWITCHES, metavar="INTEGER", help="Check against this many switches."
+        ),
     ] = None,
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
@@ -367,9 +377,24 @@ def reschedule_cmd(
     schedule_file: Annotated[
         Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file to repair.", show_default=False)
     ],
-    at: Annotated[float, typer.Option("--at", min=0.0, help="When the failure happens.", show_default=False)],
+    at: Annotated[
+        float,
+        typer.Option(
+            "--at",
+            parser=float_option("--at", low=0.0),
+            metavar="TIME",
+            help="When the failure happens.",
+            show_default=False,
+        ),
+    ],
     fail_switch: Annotated[
-        int | None, typer.Option("--fail-switch", min=0, help="The switch that fails (0-based).")
+        int | None,
+        typer.Option(
+            "--fail-switch",
+            parser=int_option("--fail-switch", minimum=0, maximum=MAX_SWITCHES - 1),
+            metavar="INTEGER",
+            help="The switch that fails (0-based).",
+        ),
     ] = None,
     fail_link: Annotated[
         str | None, typer.Option("--fail-link", help="PORT:SWITCH, the link that fails (0-based).")
@@ -387,12 +412,7 @@ def reschedule_cmd(
     if fail_switch is not None:
         failure = SwitchFailure(fail_switch, at)
     else:
-        port, sep, sw = str(fail_link).partition(":")
-        if not (sep and port.strip().isdigit() and sw.strip().isdigit()):
-            raise InvalidInputError(
-                f"`--fail-link` must be PORT:SWITCH (0-based integers); got {fail_link!r}"
-            )
-        failure = LinkFailure(int(port), int(sw), at)
+        failure = LinkFailure(*_port_switch(str(fail_link)), at)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
     dem = io.read_demand(demand)
@@ -413,6 +433,22 @@ def reschedule_cmd(
     _summary(rows)
 
 
+def _port_switch(text: str) -> tuple[int, int]:
+    """``--fail-link PORT:SWITCH``: two 0-based integers (ASCII digits: ``int`` takes any Unicode)."""
+    port, sep, sw = text.partition(":")
+    try:
+        if not sep:
+            raise InvalidInputError(text)
+        return parse_int(port, "port", minimum=0), parse_int(
+            sw, "switch", minimum=0, maximum=MAX_SWITCHES - 1
+        )
+    except InvalidInputError:
+        raise InvalidInputError(
+            f"`--fail-link` must be PORT:SWITCH (0-based integers, SWITCH < {MAX_SWITCHES}); "
+            f"got {shown(text)}"
+        ) from None
+
+
 @app.command("algorithms")
 @cli_errors
 def algorithms_cmd() -> None:
@@ -428,10 +464,20 @@ def algorithms_cmd() -> None:
 @app.command("demo")
 @cli_errors
 def demo_cmd(
-    n: Annotated[int, typer.Option(min=17, max=2000, help="Ports.")] = 100,
+    n: Annotated[
+        int,
+        typer.Option(
+            "--n",
+            parser=int_option("--n", minimum=17, maximum=2000),
+            metavar="INTEGER",
+            help="Ports, 17..2000.",
+        ),
+    ] = 100,
     switches: Annotated[
         int | None,
-        typer.Option("--switches", "-s", min=1, max=MAX_SWITCHES, help="Parallel OCSes [default: 16]."),
+        typer.Option(
+            "--switches", "-s", parser=_SWITCHES, metavar="INTEGER", help="Parallel OCSes [default: 16]."
+        ),
     ] = None,
     delta: Annotated[
         str | None,
@@ -445,7 +491,9 @@ def demo_cmd(
     ] = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the instance.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", parser=_SEED, metavar="INTEGER", help="Seed of the instance.")
+    ] = 0,
 ) -> None:
     """Schedule a built-in instance (the standard skewed benchmark) and compare with the lower bound."""
     from ocsched.model import Demand

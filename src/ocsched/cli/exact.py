@@ -6,13 +6,23 @@ from typing import Annotated, Any
 
 import typer
 
-from ocsched.cli._app import app, cli_errors, parse_delta, parse_options, parse_switches
+from ocsched.cli._app import (
+    app,
+    cli_errors,
+    float_option,
+    int_option,
+    parse_delta,
+    parse_options,
+    parse_switches,
+)
 from ocsched.cli._progress import ProgressLine
 from ocsched.errors import InvalidInputError
+from ocsched.sweep.gap import MAX_GAP_PORTS
 
 
 def _split_list(text: str, parse: Any, name: str) -> list[Any]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
+    # ASCII blanks only: str.strip() would also take "\u00a0" and "\u2003" away (then read as "1").
+    items = [t for t in text.split(",") if t.strip(" \t")]
     if not items:
         raise InvalidInputError(f"`{name}` expects a comma-separated list; got {text!r}")
     return [parse(t) for t in items]
@@ -27,7 +37,15 @@ def gap_cmd(
             "--workload", "-w", help="Workload name (`ocsched workloads`), or 'random' (uniform sparse)."
         ),
     ],
-    n: Annotated[int, typer.Option("--n", min=2, help="Ports of each sampled instance (tiny: <= 5 or so).")],
+    n: Annotated[
+        int,
+        typer.Option(
+            "--n",
+            parser=int_option("--n", minimum=2, maximum=MAX_GAP_PORTS),
+            metavar="INTEGER",
+            help=f"Ports of each sampled instance, 2..{MAX_GAP_PORTS} (tiny: <= 5 or so).",
+        ),
+    ],
     switches: Annotated[
         str, typer.Option("--switches", "-s", help="Comma-separated switch counts.")
     ] = "1,2,4",
@@ -35,17 +53,45 @@ def gap_cmd(
         str, typer.Option("--delta", "-d", help="Comma-separated delays (line sums are 1).")
     ] = "0.01,0.04,0.1",
     samples: Annotated[
-        int, typer.Option("--samples", "-k", min=1, help="Instances per (switches, delta).")
+        int,
+        typer.Option(
+            "--samples",
+            "-k",
+            parser=int_option("--samples", minimum=1),
+            metavar="INTEGER",
+            help="Instances per (switches, delta).",
+        ),
     ] = 10,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first instance.")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            parser=int_option("--seed", minimum=0),
+            metavar="INTEGER",
+            help="Seed of the first instance.",
+        ),
+    ] = 0,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", "-t", help="Seconds per exact solve (> 0).")
+        float,
+        typer.Option(
+            "--time-limit",
+            "-t",
+            parser=float_option("--time-limit", low=0.0, closed=False),
+            metavar="SECONDS",
+            help="Seconds per exact solve (> 0).",
+        ),
     ] = 60.0,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="Workload option KEY=VALUE (repeatable).")
     ] = None,
     density: Annotated[
-        float, typer.Option("--density", help="Nonzero probability for 'random', in (0, 1].")
+        float,
+        typer.Option(
+            "--density",
+            parser=float_option("--density", low=0.0, high=1.0),
+            metavar="FLOAT",
+            help="Nonzero probability for 'random', in (0, 1].",
+        ),
     ] = 0.5,
     algorithm: Annotated[
         str | None,

@@ -20,7 +20,10 @@ else:  # typer shows and checks a Literal's values as choices
 @cli_errors
 def export_cmd(
     schedule_file: Annotated[
-        Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="SCHEDULE", help="Schedule JSON file (or an iteration schedule).", show_default=False
+        ),
     ],
     fmt: Annotated[
         CircuitFormat,
@@ -31,14 +34,19 @@ def export_cmd(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
 ) -> None:
-    """Write one row per circuit: switch, start, end, src, dst, served (+ port names if known)."""
+    """Write one row per circuit: switch, start, end, src, dst, served (+ phase, port names if known).
+
+    SCHEDULE is a schedule file or an iteration schedule (its table adds each circuit's phase).
+    served = the switch's rate x the time the circuit is lit (under the partial model, a circuit
+    kept from the previous configuration is lit through the gap before its start).
+    """
     from ocsched import io
 
     if out is None and fmt != "circuits-csv":
         raise fail(f"--format {fmt} needs --out FILE")
     if out is not None:
         io.check_writable(out, force=force, name="--out")
-    sched = io.read_schedule(schedule_file)
+    sched = io.read_any_schedule(schedule_file)
     if out is None:
         typer.echo(io.circuits_csv(io.circuit_table(sched)), nl=False)
         return

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ocsched.cli._app import app, choice_type, cli_errors, fail
+from ocsched.cli._app import app, choice_type, cli_errors, fail, float_option, int_option
 from ocsched.cli._progress import ProgressLine, duration
 
 if typing.TYPE_CHECKING:
@@ -20,6 +20,12 @@ else:  # typer shows and checks a Literal's values as choices
 
     PresetName = choice_type(PRESETS)
     ReportFormat = choice_type(("text", "markdown", "csv"))
+
+
+#: Most local processes or Dask workers a sweep starts (more than any machine has cores).
+MAX_WORKERS = 1024
+#: Longest --wait for a cluster (a day): a larger value is a typo, not a plan.
+MAX_WAIT_S = 86_400.0
 
 
 class ByColumn(enum.StrEnum):
@@ -67,8 +73,10 @@ def sweep_cmd(
         typer.Option(
             "--workers",
             "-j",
-            min=1,
-            help="Local processes, or Dask workers of --cluster local (default: all cores).",
+            parser=int_option("--workers", minimum=1, maximum=MAX_WORKERS),
+            metavar="INTEGER",
+            help=f"Local processes, or Dask workers of --cluster local, 1..{MAX_WORKERS} "
+            "(default: all cores).",
         ),
     ] = None,
     cluster: Annotated[
@@ -82,11 +90,20 @@ def sweep_cmd(
     wait: Annotated[
         float,
         typer.Option(
-            "--wait", min=0.1, help="With --cluster: seconds to wait for the scheduler and a worker."
+            "--wait",
+            parser=float_option("--wait", low=0.1, high=MAX_WAIT_S),
+            metavar="SECONDS",
+            help=f"With --cluster: seconds to wait for the scheduler and a worker (0.1..{MAX_WAIT_S:g}).",
         ),
     ] = 30.0,
     batch_size: Annotated[
-        int | None, typer.Option("--batch-size", min=1, help="Runs per task (default: automatic).")
+        int | None,
+        typer.Option(
+            "--batch-size",
+            parser=int_option("--batch-size", minimum=1),
+            metavar="INTEGER",
+            help="Runs per task (default: automatic).",
+        ),
     ] = None,
     csv: Annotated[Path | None, typer.Option("--csv", help="Also export all rows to this CSV file.")] = None,
     force: Annotated[
@@ -178,7 +195,7 @@ def report_cmd(
     force: Annotated[bool, typer.Option("--force", help="Allow writing into a non-empty --out.")] = False,
     by: Annotated[
         list[ByColumn] | None,
-        typer.Option("--by", help="Also split lines by switches, delta or seed (repeatable)."),
+        typer.Option("--by", help="Also split lines by switches, delta, seed or fabric (repeatable)."),
     ] = None,
 ) -> None:
     """Summarise sweep results: mean (max) makespan ratios per workload family, and figures.
@@ -215,23 +232,24 @@ def report_cmd(
 @cli_errors
 def plot_cmd(
     schedule_file: Annotated[
-        Path, typer.Argument(metavar="SCHEDULE", help="Schedule JSON file.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="SCHEDULE", help="Schedule JSON file (or an iteration schedule).", show_default=False
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Image to write (.png, .pdf or .svg).")],
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
 ) -> None:
-    """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration gaps."""
-    from ocsched.io import read_iteration_schedule, read_schedule
-    from ocsched.iteration import ITERATION_SCHEDULE_FORMAT
+    """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration delays.
+
+    Each switch's own delay, down windows (shaded), failed links (marked with their ports), and
+    for an iteration schedule its phases.
+    """
+    from ocsched.io import read_any_schedule
     from ocsched.report.gantt import check_out_file, write_schedule_plot
 
     check_out_file(out, force=force)
-    # An iteration schedule (recognised by its format) is drawn with its phases shaded.
-    head = ""
-    if schedule_file.is_file():
-        with schedule_file.open("rb") as f:
-            head = f.read(512).decode(errors="replace")
-    iteration = f'"{ITERATION_SCHEDULE_FORMAT}"' in head
-    sched = read_iteration_schedule(schedule_file) if iteration else read_schedule(schedule_file)
+    # An iteration schedule (told apart by its format) is drawn with its phases shaded.
+    sched = read_any_schedule(schedule_file)
     typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title)}")

@@ -10,7 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
-from ocsched.cli._app import WorkloadName, app, cli_errors, fail, flag_pairs, option_types, parse_options
+from ocsched.cli._app import (
+    WorkloadName,
+    app,
+    cli_errors,
+    fail,
+    flag_pairs,
+    float_option,
+    int_option,
+    option_types,
+    parse_options,
+)
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 
@@ -52,10 +62,23 @@ def generate_cmd(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Output file: .npy, .npz (sparse), .csv or .json.")
     ],
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the generator's randomness.")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            parser=int_option("--seed", minimum=0),
+            metavar="INTEGER",
+            help="Seed of the generator's randomness.",
+        ),
+    ] = 0,
     link_gbps: Annotated[
         float | None,
-        typer.Option("--link-gbps", help="Convert bytes to seconds on one link of this rate (Gb/s)."),
+        typer.Option(
+            "--link-gbps",
+            parser=float_option("--link-gbps", low=0.0, closed=False),
+            metavar="GBPS",
+            help="Convert bytes to seconds on one link of this rate (Gb/s, > 0).",
+        ),
     ] = None,
     normalize: Annotated[bool, typer.Option("--normalize", help="Divide by the largest line sum.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,

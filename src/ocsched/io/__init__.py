@@ -36,7 +36,15 @@ from ocsched.io._files import (
     check_writable,
     write_atomic,
 )
-from ocsched.io.circuits import CIRCUIT_COLUMNS, CIRCUIT_FORMATS, circuit_table, circuits_csv, write_circuits
+from ocsched.io.circuits import (
+    CIRCUIT_COLUMNS,
+    CIRCUIT_FORMATS,
+    PHASE_COLUMN,
+    circuit_table,
+    circuits_csv,
+    schedule_fabric,
+    write_circuits,
+)
 from ocsched.io.demand import DEMAND_SUFFIXES, read_demand, read_demand_named, write_demand
 from ocsched.io.fabric import fabric_from_options as fabric_from_options
 from ocsched.io.fabric import read_fabric as read_fabric
@@ -48,7 +56,7 @@ from ocsched.io.iteration import (
     write_iteration,
     write_iteration_schedule,
 )
-from ocsched.io.schedule import read_schedule, read_schedule_checked, write_schedule
+from ocsched.io.schedule import read_any_schedule, read_schedule, read_schedule_checked, write_schedule
 from ocsched.io.trace import generate, read_trace
 
 __all__ = [
@@ -61,11 +69,13 @@ __all__ = [
     "MAX_NNZ",
     "MAX_PORTS",
     "MAX_SWITCHES",
+    "PHASE_COLUMN",
     "check_writable",
     "circuit_table",
     "circuits_csv",
     "generate",
     "is_iteration",
+    "read_any_schedule",
     "read_demand",
     "read_demand_named",
     "read_iteration",
@@ -73,6 +83,7 @@ __all__ = [
     "read_schedule",
     "read_schedule_checked",
     "read_trace",
+    "schedule_fabric",
     "write_atomic",
     "write_circuits",
     "write_demand",

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ocsched.errors import InvalidInputError
+from ocsched.errors import InvalidInputError, OcschedError
+from ocsched.fabric import MAX_SWITCHES as MAX_SWITCHES  # most switches a command or fabric file gives
 
 #: Most ports a demand may have (sparse and long-form inputs; OCS radixes are in the hundreds).
 MAX_PORTS = 1_000_000
@@ -19,8 +20,6 @@ MAX_NNZ = 10_000_000
 MAX_DENSE_ELEMENTS = 100_000_000
 #: Most ports the dense schedulers work on (their n x n arrays stay within MAX_DENSE_ELEMENTS).
 MAX_DENSE_PORTS = 10_000
-#: Most parallel switches a command accepts (far more than any demand can use).
-MAX_SWITCHES = 1024
 
 
 def check_writable(path: str | os.PathLike[str], *, force: bool = False, name: str = "out") -> Path:
@@ -58,10 +57,23 @@ def write_atomic(
     force: bool = False,
     name: str = "out",
 ) -> Path:
-    """Call ``write(f)`` on a temporary file beside ``path``, then move it into place."""
+    """Call ``write(f)`` on a temporary file beside ``path``, then move it into place.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``path`` cannot be written (see :func:`check_writable`) or appeared meanwhile.
+    OcschedError
+        If the system refuses the write itself (a full disk, a quota, an I/O error): one line,
+        ``no space left on device writing <path>``. Nothing is left behind: ``path`` keeps its
+        old content (or stays absent) and the temporary file is removed.
+    """
     p = check_writable(path, force=force, name=name)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OcschedError(f"{os_reason(exc)} writing {p}") from None
     try:
         # mkstemp creates the file 0600; give it the mode a plain open() would (umask applied).
         os.fchmod(fd, 0o666 & ~_umask())
@@ -70,10 +82,23 @@ def write_atomic(
         if not force and p.exists():  # appeared meanwhile: still never overwrite
             raise InvalidInputError(f"`{name}` file already exists: {p} (use --force to overwrite)")
         os.replace(tmp, p)
+    except OSError as exc:  # ENOSPC, EDQUOT, EIO...; pyarrow's own I/O errors are OSErrors too
+        raise OcschedError(f"{os_reason(exc)} writing {p}") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return p
+
+
+def os_reason(exc: OSError) -> str:
+    """The system's one-line reason for ``exc``, lower-case: ``"no space left on device"``.
+
+    >>> import errno
+    >>> os_reason(OSError(errno.ENOSPC, "No space left on device"))
+    'no space left on device'
+    """
+    text = os.strerror(exc.errno) if exc.errno else (str(exc).splitlines() or [type(exc).__name__])[0]
+    return text[:1].lower() + text[1:]
 
 
 def read_text(p: Path, what: str) -> str:

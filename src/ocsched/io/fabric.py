@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import Fabric
+from ocsched.fabric import MAX_SWITCHES, Fabric
+from ocsched.io._text import parse_float_list
 
 
 def read_fabric(path: str | os.PathLike[str], *, name: str = "fabric") -> Fabric:
@@ -54,8 +55,8 @@ def fabric_from_options(
 
     ``fabric`` (a FABRIC.toml) excludes ``delta``; ``switches`` must then match its size.
     ``delta`` is one number (``switches`` identical switches) or a comma-separated list, one
-    per switch (``switches`` must match or be omitted). ``reconfiguration`` (``all-stop`` or
-    ``partial``) overrides the model.
+    per switch (``switches`` must match or be omitted), written with ASCII digits
+    (:mod:`ocsched.io._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model.
 
     >>> fabric_from_options(delta="0.01,0.01,0.04,0.04").deltas
     (0.01, 0.01, 0.04, 0.04)
@@ -77,13 +78,11 @@ def fabric_from_options(
         if delta is None:
             raise InvalidInputError("give `--delta` (one value, or one per switch) or `--fabric FABRIC.toml`")
         if isinstance(delta, str):
-            parts = [x.strip() for x in delta.split(",")]
-            try:
-                values = [float(x) for x in parts]
-            except ValueError:
+            if delta.count(",") >= MAX_SWITCHES:  # checked before anything is parsed or built
                 raise InvalidInputError(
-                    f"`--delta` must be a number or comma-separated numbers; got {delta!r}"
-                ) from None
+                    f"`--delta` lists {delta.count(',') + 1} delays; at most {MAX_SWITCHES} (one per switch)"
+                )
+            values = parse_float_list(delta, "--delta", low=0.0)
         else:
             values = [delta]
         if len(values) == 1:

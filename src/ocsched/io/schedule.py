@@ -9,6 +9,7 @@ from typing import Any
 
 from ocsched.errors import InvalidInputError
 from ocsched.io._files import read_text, write_text
+from ocsched.iteration import ITERATION_SCHEDULE_FORMAT, IterationSchedule
 from ocsched.model import Schedule
 
 
@@ -57,13 +58,55 @@ def read_schedule_checked(
     ([(0, 1)], ['switch 0 configuration 0: input port 0 used twice'])
     """
     p = Path(path)
+    return _checked(_load(p, name), p, name)
+
+
+def read_any_schedule(
+    path: str | os.PathLike[str], *, name: str = "schedule"
+) -> Schedule | IterationSchedule:
+    """Read a schedule file or an iteration schedule file, told apart by the document's ``format``.
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`read_schedule`, or if an iteration schedule document is malformed.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> doc = {"format": "ocsched.schedule", "version": 1, "ports": 2, "delta": 0.5, "switches": []}
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.json"
+    >>> _ = p.write_text(json.dumps(doc))
+    >>> type(read_any_schedule(p)).__name__
+    'Schedule'
+    """
+    p = Path(path)
+    data = _load(p, name)
+    if isinstance(data, dict) and data.get("format") == ITERATION_SCHEDULE_FORMAT:
+        try:
+            return IterationSchedule.from_dict(data)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"`{name}` file {p}: {exc}") from None
+        except RecursionError:
+            raise InvalidInputError(f"`{name}` file {p} is nested too deeply to be a schedule") from None
+    sched, defects = _checked(data, p, name)
+    if defects:
+        raise InvalidInputError(f"`{name}` file {p}: {defects[0]}")
+    return sched
+
+
+def _load(p: Path, name: str) -> Any:
+    """The JSON document of file ``p`` (errors name ``name`` and the file)."""
     text = read_text(p, f"`{name}` file")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except RecursionError:
         raise InvalidInputError(f"`{name}` file {p} is nested too deeply to be a schedule") from None
     except ValueError as exc:
         raise InvalidInputError(f"`{name}` file {p}: schedule is not valid JSON: {exc}") from None
+
+
+def _checked(data: Any, p: Path, name: str) -> tuple[Schedule, list[str]]:
     defects = _drop_reused_inputs(data)
     try:
         return Schedule.from_dict(data), defects

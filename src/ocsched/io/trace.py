@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ocsched.io._files import read_text
+from ocsched.errors import InvalidInputError
+from ocsched.io._files import MAX_DENSE_PORTS, read_text
 from ocsched.workloads import generate as _generate
 from ocsched.workloads.coflow import Trace, parse_trace
 
@@ -19,10 +20,18 @@ def read_trace(path: str | os.PathLike[str], *, name: str = "path") -> Trace:
     Raises
     ------
     InvalidInputError
-        If the file is missing, unreadable or malformed (the message names the file and line).
+        If the file is missing, unreadable or malformed (the message names the file and line), or
+        its header gives more than :data:`MAX_DENSE_PORTS` racks.
     """
     p = Path(path)
-    return parse_trace(read_text(p, f"`{name}`: coflow trace file"), str(p))
+    trace = parse_trace(read_text(p, f"`{name}`: coflow trace file"), str(p))
+    # The generators build dense ports x ports matrices: the header's count is checked first.
+    if trace.ports > MAX_DENSE_PORTS:
+        raise InvalidInputError(
+            f"`{name}`: coflow trace {p} has {trace.ports} racks in its header, above the limit of "
+            f"{MAX_DENSE_PORTS} ports"
+        )
+    return trace
 
 
 def generate(name: str, **options: Any) -> np.ndarray[Any, np.dtype[np.float64]]:

@@ -30,6 +30,7 @@ from ocsched.report.tables import (
     SummaryTable,
     group,
     is_iteration,
+    name_fabrics,
     summarize,
     summarize_iterations,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Report",
     "SummaryTable",
     "load_rows",
+    "name_fabrics",
     "permutation_groups",
     "plot_bound_ratio",
     "plot_delta",
@@ -58,10 +60,13 @@ __all__ = [
 
 
 def load_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Return the result rows at ``path`` (a sweep directory, .parquet or .csv file) as dicts."""
+    """Return the result rows at ``path`` (a sweep directory, .parquet or .csv file) as dicts.
+
+    Fabrics are named unambiguously (:func:`~ocsched.report.tables.name_fabrics`).
+    """
     rows: list[dict[str, Any]] = read_results(path).to_pylist()
     check_columns(rows)
-    return rows
+    return [dict(r) for r in name_fabrics(rows)]
 
 
 @dataclass(frozen=True)

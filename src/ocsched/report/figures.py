@@ -7,6 +7,10 @@
 - ``ratios``: mean makespan ratio of every algorithm to Spectra, per family.
 
 Error bars span the minimum to the maximum over seeds (and over the instances of a label).
+Runs on different fabrics are never joined by one line: each fabric (by content, see
+:func:`~ocsched.report.tables.name_fabrics`) gets its own line per algorithm, labelled
+``algorithm, fabric``, with its own marker; a ``switches`` x ``delta`` grid's runs form one line
+per algorithm.
 Colours are the Okabe-Ito palette (safe for colour-blind readers); every algorithm also has its
 own marker and line style, so the figures read in black and white. matplotlib is imported inside
 the functions, with the non-interactive Agg backend.
@@ -24,7 +28,7 @@ from typing import IO, Any
 
 from ocsched.errors import OcschedError
 from ocsched.io import write_atomic
-from ocsched.report.tables import algorithms_in, group, natural, ratios
+from ocsched.report.tables import algorithms_in, group, name_fabrics, natural, ratios
 from ocsched.sweep.results import match_key
 
 __all__ = [
@@ -61,6 +65,8 @@ STYLES: dict[str, tuple[str, Any, str]] = {
     "exact": ("d", (0, (2, 2)), PALETTE[9]),
 }
 _EXTRA = ("p", "<", ">", "8", "H")
+#: Markers of the second, third, ... fabric in one panel (the first keeps the algorithm's own).
+FABRIC_MARKERS = ("s", "^", "D", "v", "P", "X", "*", "p", "<", ">")
 HATCHES = ("", "///", "...", "xx", "\\\\", "++", "oo", "--", "**")
 
 
@@ -124,6 +130,15 @@ def _to_bound(r: Row) -> float:
     return float(r["makespan"]) / lb if lb else math.nan
 
 
+def _fabric_groups(rows: Sequence[Row]) -> list[tuple[str | None, list[Row]]]:
+    """The rows of each fabric, by identity (name None: a switches x delta grid, first), in name order."""
+    groups = group(rows, lambda r: (r.get("fabric"), r.get("fabric_id")))
+    ordered = sorted(
+        groups.items(), key=lambda kv: (kv[0][0] is not None, natural(kv[0][0] or ""), kv[0][1] or "")
+    )
+    return [(name, mine) for (name, _), mine in ordered]
+
+
 def _series(
     ax: Any,
     xs: Sequence[float],
@@ -133,47 +148,63 @@ def _series(
     value: Callable[[Row], float],
     bound: bool,
 ) -> None:
-    """Plot the mean of ``value`` vs ``xkey`` per algorithm, min..max as error bars; the bound."""
+    """Plot the mean of ``value`` vs ``xkey`` per algorithm and fabric, min..max as error bars; the bound.
+
+    Invariant: one line never joins runs of two fabrics (or a fabric and a grid): rows are split
+    by fabric first, then by algorithm.
+    """
     ok = [r for r in rows if r["ok"]]
-    for k, a in enumerate(algs):
-        # Offsets on the log axis keep the error bars of different algorithms apart.
-        shift = 2.0 ** (0.025 * (k - (len(algs) - 1) / 2))
-        pts = []
-        for x in xs:
-            vals = [
-                v for v in (value(r) for r in ok if r[xkey] == x and r["algorithm"] == a) if math.isfinite(v)
+    fabrics = _fabric_groups(ok)
+    for f, (fabric, mine) in enumerate(fabrics):
+        for k, a in enumerate(algs):
+            # Offsets on the log axis keep the error bars of different algorithms apart.
+            shift = 2.0 ** (0.025 * (k - (len(algs) - 1) / 2))
+            pts = []
+            for x in xs:
+                vals = [
+                    v
+                    for v in (value(r) for r in mine if r[xkey] == x and r["algorithm"] == a)
+                    if math.isfinite(v)
+                ]
+                if vals:
+                    pts.append((x * shift, _mean(vals), min(vals), max(vals)))
+            if not pts:
+                continue
+            px, mean, lo, hi = zip(*pts, strict=True)
+            marker, ls, color = _style(a, k)
+            if f:
+                marker = FABRIC_MARKERS[(f - 1) % len(FABRIC_MARKERS)]
+            ax.errorbar(
+                px,
+                mean,
+                yerr=[
+                    [m - v for m, v in zip(mean, lo, strict=True)],
+                    [v - m for m, v in zip(mean, hi, strict=True)],
+                ],
+                marker=marker,
+                linestyle=ls,
+                color=color,
+                label=a if fabric is None else f"{a}, {fabric}",
+                markerfacecolor="white",
+                markersize=5,
+                capsize=2,
+                elinewidth=0.8,
+                zorder=10 - k,
+            )
+        if bound:
+            # The bound depends on the instance only, not the algorithm: average it once per
+            # instance, over the deltas this fabric (or grid) has.
+            here = [x for x in xs if any(r[xkey] == x for r in mine)]
+            lb = [
+                _mean(
+                    g[0]["lower_bound"] for g in group([r for r in mine if r[xkey] == x], match_key).values()
+                )
+                for x in here
             ]
-            if vals:
-                pts.append((x * shift, _mean(vals), min(vals), max(vals)))
-        if not pts:
-            continue
-        px, mean, lo, hi = zip(*pts, strict=True)
-        marker, ls, color = _style(a, k)
-        ax.errorbar(
-            px,
-            mean,
-            yerr=[
-                [m - v for m, v in zip(mean, lo, strict=True)],
-                [v - m for m, v in zip(mean, hi, strict=True)],
-            ],
-            marker=marker,
-            linestyle=ls,
-            color=color,
-            label=a,
-            markerfacecolor="white",
-            markersize=5,
-            capsize=2,
-            elinewidth=0.8,
-            zorder=10 - k,
-        )
-    if bound:
-        # The bound depends on the instance only, not the algorithm: average it once per instance.
-        lb = [
-            _mean(g[0]["lower_bound"] for g in group([r for r in ok if r[xkey] == x], match_key).values())
-            for x in xs
-        ]
-        ax.plot(xs, lb, linestyle=":", color="0.0", linewidth=2.0, label="lower bound")
-    else:
+            name = "lower bound" if fabric is None else f"lower bound, {fabric}"
+            marker = "" if len(here) > 1 else "_"  # a fabric has one delta: a tick, not a line
+            ax.plot(here, lb, linestyle=":", marker=marker, color="0.0", linewidth=2.0, label=name)
+    if not bound:
         ax.axhline(1.0, color="black", linewidth=0.8)
     ax.grid(True, color="0.85", linewidth=0.6)
 
@@ -214,13 +245,14 @@ def _panels(
         line[0].set_ylabel(ylabel)
     legend_ax = flat[min(len(pvals), ncols) - 1]
     handles, names = legend_ax.get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda i: names[i] == "lower bound")  # the bound last
+    order = sorted(range(len(names)), key=lambda i: names[i].startswith("lower bound"))  # bounds last
     legend_ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=7, frameon=False)
     return save(fig, Path(out_stem), formats)
 
 
 def _pick(rows: Sequence[Row], label: str, family: str | None) -> list[Row]:
-    return [r for r in rows if r["label"] == label and (family is None or r["family"] == family)]
+    mine = [r for r in rows if r["label"] == label and (family is None or r["family"] == family)]
+    return name_fabrics(mine)
 
 
 def _present(rows: Sequence[Row], key: str, wanted: Sequence[Any] | None) -> list[Any]:
@@ -324,7 +356,7 @@ def plot_flows(
     Uses the runs of ``family`` that set ``flows``, at ``delta`` (default: the family's only
     delta, or 0.04 if it has several); returns [] if fewer than two values.
     """
-    mine = [r for r in rows if r["family"] == family and r.get("opt_flows") is not None]
+    mine = name_fabrics([r for r in rows if r["family"] == family and r.get("opt_flows") is not None])
     if delta is None:
         deltas = {r["delta"] for r in mine}
         delta = deltas.pop() if len(deltas) == 1 else 0.04

@@ -1,18 +1,25 @@
-"""Gantt charts of schedules: switch x time, the dark reconfiguration interval before each configuration."""
+"""Gantt charts of schedules: switch x time, each switch's dark reconfiguration time, its failures.
+
+Every artist that stands for part of the model carries a ``gid`` (``"configuration"``,
+``"dark"``, ``"kept"``, ``"down"``, ``"failed-link"``, ``"phase"``), so a program (or a test)
+can read what a chart shows without looking at pixels.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ocsched.errors import InvalidInputError
-from ocsched.io import check_writable
+from ocsched.fabric import Fabric
+from ocsched.io import check_writable, schedule_fabric
 from ocsched.iteration import IterationSchedule, persists
-from ocsched.model import Schedule
-from ocsched.report.figures import pyplot, save_figure
-from ocsched.timing import dark_interval
+from ocsched.model import Configuration, Schedule
+from ocsched.report.figures import PALETTE, pyplot, save_figure
+from ocsched.timing import dark_interval, held_times
 
 __all__ = ["MAX_BARS", "MAX_SWITCHES", "permutation_groups", "plot_schedule", "write_schedule_plot"]
 
@@ -20,13 +27,18 @@ __all__ = ["MAX_BARS", "MAX_SWITCHES", "permutation_groups", "plot_schedule", "w
 MAX_SWITCHES = 256
 #: Most configurations one chart draws.
 MAX_BARS = 20_000
+#: Most failed links named in one label (the others are counted: "+3 more").
+_NAMED_PORTS = 4
+#: Colour of failures (down windows, failed links): the palette's vermilion.
+_FAILURE = PALETTE[5]
 
 
-def permutation_groups(schedule: Schedule) -> list[list[int]]:
+def permutation_groups(schedule: Schedule | IterationSchedule) -> list[list[int]]:
     """Number the distinct circuit sets of ``schedule``: per switch, the group of each configuration.
 
     Pieces of one permutation (split by equalization across switches or in time) have identical
-    circuits and get the same number; numbers follow first appearance, switch by switch.
+    circuits and get the same number; numbers follow first appearance, switch by switch. Circuit
+    sets are compared sparsely (never as ports-long arrays).
 
     >>> from ocsched.model import Configuration as C
     >>> a, b = [(0, 1), (1, 0)], [(0, 0), (1, 1)]
@@ -35,12 +47,18 @@ def permutation_groups(schedule: Schedule) -> list[list[int]]:
     >>> permutation_groups(sched)
     [[0, 1], [1]]
     """
-    ids: dict[tuple[int, ...], int] = {}
-    return [[ids.setdefault(tuple(c.perm.tolist()), len(ids)) for c in sw] for sw in schedule.switches]
+    ids: dict[tuple[int, bytes, bytes], int] = {}
+
+    def key(c: Configuration) -> tuple[int, bytes, bytes]:
+        ins, outs = c.circuit_arrays()
+        keep = outs >= 0
+        return (c.ports, ins[keep].tobytes(), outs[keep].tobytes())
+
+    return [[ids.setdefault(key(c), len(ids)) for c in sw] for sw in schedule.switches]
 
 
-def _check_drawable(schedule: Schedule) -> None:
-    s = schedule.num_switches
+def _check_drawable(schedule: Schedule | IterationSchedule) -> None:
+    s = len(schedule.switches)
     if s > MAX_SWITCHES:
         raise InvalidInputError(
             f"`schedule` has {s} switches; a chart draws at most {MAX_SWITCHES} (one row each)"
@@ -60,14 +78,112 @@ def _check_drawable(schedule: Schedule) -> None:
         raise InvalidInputError("`schedule` has a non-finite delta or lower bound; it cannot be drawn")
 
 
-def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = None) -> Any:
+def _pairs(c: Configuration) -> set[tuple[int, int]]:
+    ins, outs = c.circuit_arrays()
+    keep = outs >= 0
+    return set(zip(ins[keep].tolist(), outs[keep].tolist(), strict=True))
+
+
+def _partial_view(sw: Sequence[Configuration], fabric: Fabric, b: int) -> list[tuple[bool, float]]:
+    """Per configuration under the partial model: (lights a new circuit?, gap its kept circuits are lit).
+
+    The gap comes from :func:`ocsched.timing.held_times` (a kept circuit is lit through it); a
+    circuit is new unless the previous configuration holds it too with that gap lit (no down
+    window between), as the timing rule says.
+    """
+    wins = fabric.windows(b)
+    tuples = []
+    for c in sw:
+        ins, outs = c.circuit_arrays()
+        keep = outs >= 0
+        tuples.append((c.start, c.duration, ins[keep], outs[keep]))
+    held = held_times(tuples, model="partial", windows=wins)
+    out = []
+    prev: Configuration | None = None
+    for c, h in zip(sw, held, strict=True):
+        lit_gap = float(h.max(initial=c.duration)) - c.duration
+        carried = (
+            prev is not None
+            and c.start >= prev.end
+            and not any(a < c.start and e > prev.end for a, e in wins)
+        )
+        new = prev is None or not carried or bool(_pairs(c) - _pairs(prev))
+        out.append((new, max(lit_gap, 0.0)))
+        prev = c
+    return out
+
+
+def _row_label(fabric: Fabric, b: int, uniform: bool) -> str:
+    if uniform:
+        return f"OCS {b}"
+    sw = fabric.switches[b]
+    return f"OCS {b} (δ {sw.delta:.3g}" + (f", ×{sw.rate:g})" if sw.rate != 1.0 else ")")
+
+
+def _draw_failures(ax: Any, fabric: Fabric, xmax: float) -> None:
+    """Shade each down window on its switch's row; mark each failed link at its time, naming the ports."""
+    labelled = False
+    for d in fabric.down:
+        if d.start >= xmax:
+            continue  # after the chart's end: it changes nothing the schedule does
+        right = min(d.end, xmax)
+        ax.barh(
+            d.switch,
+            right - d.start,
+            left=d.start,
+            height=0.9,
+            color=_FAILURE,
+            alpha=0.25,
+            linewidth=0,
+            zorder=0.5,
+            gid="down",
+            label=None if labelled else "switch down",
+        )
+        labelled = True
+    by_time: dict[tuple[int, float], list[int]] = {}
+    for link in fabric.failed_links:
+        if link.start < xmax:
+            by_time.setdefault((link.switch, link.start), []).append(link.port)
+    for k, ((b, t), ports) in enumerate(sorted(by_time.items())):
+        ports = sorted(set(ports))
+        ax.plot(
+            [t],
+            [b],
+            marker="X",
+            markersize=7,
+            color=_FAILURE,
+            linestyle="none",
+            zorder=12,
+            gid="failed-link",
+            label=None if k else "failed link",
+        )
+        named = ", ".join(map(str, ports[:_NAMED_PORTS]))
+        more = f" +{len(ports) - _NAMED_PORTS} more" if len(ports) > _NAMED_PORTS else ""
+        word = "port" if len(ports) == 1 else "ports"
+        ax.annotate(
+            f"{word} {named}{more} fail at {t:.4g}",
+            (t, b),
+            xytext=(3, -7),
+            textcoords="offset points",
+            fontsize=6,
+            color=_FAILURE,
+            zorder=12,
+            gid="failed-link",
+        )
+
+
+def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, title: str | None = None) -> Any:
     """Draw ``schedule`` as a Gantt chart on ``ax`` (a new figure's axes if None) and return the axes.
 
     Each configuration is a bar on its switch (numbered from 0, as in the JSON and in
-    :func:`ocsched.validate`), preceded by its hatched dark interval
-    (:func:`ocsched.timing.dark_interval`). Pieces of one permutation (configurations with the
-    same circuits) share a colour and a number (from 0); the lower bound, if known, is a dashed
-    vertical line.
+    :func:`ocsched.validate`), preceded by its hatched dark interval of that switch's own delay
+    (:func:`ocsched.timing.dark_interval`). Under the partial model the dark interval is drawn
+    (half height) only before a configuration that lights a new circuit, and a circuit kept from
+    the previous configuration is drawn lit through the gap between them (a thin bar), as
+    :func:`ocsched.timing.held_times` counts it. Down windows are shaded on their switch's row,
+    failed links marked at their time with their ports. Pieces of one permutation (configurations
+    with the same circuits) share a colour and a number (from 0); the lower bound, if known, is a
+    dashed vertical line. Rows name each switch's delay and rate when the switches differ.
 
     Raises
     ------
@@ -85,28 +201,54 @@ def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = Non
     """
     _check_drawable(schedule)
     plt = pyplot()
-    s = max(schedule.num_switches, 1)
+    s = max(len(schedule.switches), 1)
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * s))
+    fabric = schedule_fabric(schedule)
+    uniform = len(set(fabric.switches)) == 1 and fabric.rates[0] == 1.0
+    iteration = isinstance(schedule, IterationSchedule)
     groups = permutation_groups(schedule)
     ngroups = 1 + max((g for sw in groups for g in sw), default=-1)
     cmap = plt.get_cmap("tab20")
     span = max(schedule.makespan, schedule.lower_bound or 0.0, 1e-12)
+    xmax = span * 1.02
+    dark_label: str | None = (
+        "reconfiguration delay δ" if fabric.model == "all-stop" else "dark: new circuits' ports"
+    )
     for b, sw in enumerate(schedule.switches):
+        delta = fabric.switches[b].delta
+        partial = _partial_view(sw, fabric, b) if fabric.model == "partial" else None
         for k, (c, gid) in enumerate(zip(sw, groups[b], strict=True)):
             # A configuration identical to the one its switch holds persists (iterations): no delay.
-            kept = k > 0 and getattr(schedule, "phase_of", None) is not None and persists(sw[k - 1], c)
-            if schedule.delta > 0 and not kept:
-                dark_start, dark_end = dark_interval(c.start, schedule.delta)
+            kept = iteration and k > 0 and persists(sw[k - 1], c)
+            lights_new, lit_gap = (True, 0.0) if partial is None else partial[k]
+            if delta > 0 and not kept and lights_new:
+                dark_start, dark_end = dark_interval(c.start, delta)
+                # Partial: only the new circuits' ports are dark, while the previous configuration
+                # may still run on others, so the delay is a strip under the row, not over a bar.
                 ax.barh(
-                    b,
+                    b + (0.43 if partial is not None else 0.0),
                     dark_end - dark_start,
                     left=dark_start,
-                    height=0.7,
+                    height=0.7 if partial is None else 0.14,
                     color="white",
                     edgecolor="0.4",
                     hatch="////",
                     linewidth=0.4,
+                    gid="dark",
+                    label=dark_label,
+                )
+                dark_label = None  # one legend entry
+            if lit_gap > 0:
+                ax.barh(
+                    b - 0.25,
+                    lit_gap,
+                    left=c.start - lit_gap,
+                    height=0.2,
+                    color=cmap(gid % 20),
+                    edgecolor="black",
+                    linewidth=0.3,
+                    gid="kept",
                 )
             ax.barh(
                 b,
@@ -116,9 +258,11 @@ def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = Non
                 color=cmap(gid % 20),
                 edgecolor="black",
                 linewidth=0.4,
+                gid="configuration",
             )
             if c.duration > 0.03 * span:
                 ax.text(c.start + c.duration / 2, b, str(gid), ha="center", va="center", fontsize=6)
+    _draw_failures(ax, fabric, xmax)
     if schedule.lower_bound:
         ax.axvline(
             schedule.lower_bound,
@@ -134,20 +278,26 @@ def plot_schedule(schedule: Schedule, ax: Any = None, *, title: str | None = Non
         linewidth=0.8,
         label=f"makespan {schedule.makespan:.4g}",
     )
-    ax.set_yticks(range(s), [f"OCS {b}" for b in range(s)])
+    ax.set_yticks(range(s), [_row_label(fabric, b, uniform) for b in range(s)])
     ax.set_ylim(s - 0.5, -0.5)  # switch 0 on top
     ax.set_xlabel("time (hatched: reconfiguration delay δ; number: permutation)")
+    deltas = f"δ = {fabric.deltas[0]:g}" if len(set(fabric.deltas)) == 1 else "δ per switch"
+    model = "" if fabric.model == "all-stop" else f", {fabric.model} reconfiguration"
     ax.set_title(
         title
         or f"{schedule.algorithm or 'schedule'}: {schedule.ports} ports, {ngroups} permutations, "
-        f"{schedule.num_configurations} configurations, δ = {schedule.delta:g}",
+        f"{schedule.num_configurations} configurations, {deltas}{model}",
         loc="left",
         fontsize=10,
     )
-    ax.legend(
-        fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False, borderaxespad=0.2
-    )
-    ax.set_xlim(0, span * 1.02)
+    entries = len(ax.get_legend_handles_labels()[1])
+    if entries <= 2:  # the bound and the makespan: one row above the chart, right of the title
+        ax.legend(
+            fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False, borderaxespad=0.2
+        )
+    else:  # failures and delays too: a column beside the chart, clear of the title
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0)
+    ax.set_xlim(0, xmax)
     return ax
 
 
@@ -171,12 +321,12 @@ def plot_iteration_schedule(schedule: IterationSchedule, ax: Any = None, *, titl
     """
     if ax is None:  # one row more than plot_schedule's figure: the band of phase names
         _, ax = pyplot().subplots(figsize=(10, 1.2 + 0.45 * max(len(schedule.switches), 1)))
-    ax = plot_schedule(schedule, ax, title=title)  # type: ignore[arg-type]  # the same timelines
+    ax = plot_schedule(schedule, ax, title=title)
     bottom, top = ax.get_ylim()  # switch 0 on top: the axis runs downwards
     ax.set_ylim(bottom, top - 0.6)
     for k, (name, _gap_start, release, end) in enumerate(schedule.phase_spans()):
-        ax.axvspan(release, end, color="0.85" if k % 2 else "0.93", zorder=0, linewidth=0)
-        ax.text((release + end) / 2, top - 0.3, name, ha="center", va="center", fontsize=6)
+        ax.axvspan(release, end, color="0.85" if k % 2 else "0.93", zorder=0, linewidth=0, gid="phase")
+        ax.text((release + end) / 2, top - 0.3, name, ha="center", va="center", fontsize=6, gid="phase")
     return ax
 
 
@@ -197,7 +347,7 @@ def write_schedule_plot(
         unsupported suffix, or the schedule cannot be drawn.
     """
     p = check_out_file(out, force=force)
-    _check_drawable(schedule)  # type: ignore[arg-type]  # an iteration's timelines are the same
+    _check_drawable(schedule)
     plt = pyplot()
     if isinstance(schedule, IterationSchedule):
         ax = plot_iteration_schedule(schedule, title=title)

@@ -1,7 +1,9 @@
 """The summary table: per family and label, mean and max of every makespan ratio.
 
 Ratios are taken per matching run (:func:`ocsched.sweep.results.match_key`: the same demand
-matrix under the same switch count and delay). ``A/spectra`` is algorithm A's makespan over
+matrix under the same switch count and delay, or on the same fabric: the same content, whatever
+its name). Two different fabrics that share a name are shown as ``name [id]`` (the first digits
+of their ``fabric_id``), with a warning (:func:`name_fabrics`). ``A/spectra`` is algorithm A's makespan over
 Spectra's on that instance; ``spectra/LB`` is Spectra's makespan over the lower bound its schedule
 carries, ``spectra/best`` over the best proven bound of the matrix (the strong bound or an exact
 solver's dual bound, column ``best_bound``). Failed runs (``ok`` false) never enter a ratio;
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io as _io
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ __all__ = [
     "algorithms_in",
     "group",
     "is_iteration",
+    "name_fabrics",
     "natural",
     "ratios",
     "summarize",
@@ -39,6 +43,8 @@ __all__ = [
 ]
 
 Row = Mapping[str, Any]
+
+log = logging.getLogger(__name__)
 
 #: What the cells of the text and Markdown tables mean.
 NOTE = (
@@ -76,6 +82,38 @@ def group(rows: Iterable[Row], key: Callable[[Row], Any] | Sequence[str]) -> dic
     for r in rows:
         out.setdefault(fn(r), []).append(r)
     return out
+
+
+def name_fabrics(rows: Sequence[Row]) -> list[Row]:
+    """Return ``rows`` with each fabric named unambiguously: ``name [id]`` where a name is shared.
+
+    Rows name their fabric (column ``fabric``) and identify it by content (``fabric_id``). When
+    two different fabrics share a name (two configs swept into one folder), each is renamed to
+    ``name [first 8 digits of its id]`` (``[no id]`` for rows written before identities), and a
+    warning says so; otherwise the rows are returned as they are.
+
+    >>> rows = [{"fabric": "f", "fabric_id": i} for i in ("1a2b3c4d5e", "5e6f7a8b9c", "1a2b3c4d5e")]
+    >>> [r["fabric"] for r in name_fabrics(rows)]
+    ['f [1a2b3c4d]', 'f [5e6f7a8b]', 'f [1a2b3c4d]']
+    """
+    ids: dict[str, set[str | None]] = {}
+    for r in rows:
+        if r.get("fabric") is not None:
+            ids.setdefault(r["fabric"], set()).add(r.get("fabric_id"))
+    shared = {name: v for name, v in ids.items() if len(v) > 1}
+    if not shared:
+        return list(rows)
+
+    def shown(name: str, ident: str | None) -> str:
+        return f"{name} [{ident[:8] if ident else 'no id'}]"
+
+    for name, v in sorted(shared.items()):
+        names = ", ".join(repr(shown(name, i)) for i in sorted(v, key=lambda i: i or ""))
+        log.warning("the results hold %d different fabrics named %r; shown as %s", len(v), name, names)
+    return [
+        {**r, "fabric": shown(r["fabric"], r.get("fabric_id"))} if r.get("fabric") in shared else r
+        for r in rows
+    ]
 
 
 def algorithms_in(rows: Iterable[Row]) -> list[str]:
@@ -200,7 +238,7 @@ def summarize(rows: Sequence[Row], *, reference: str = "spectra", by: Sequence[s
     if not rows:
         raise InvalidInputError("`results` holds no rows")
     check_columns(rows)
-    rows = [r for r in rows if not is_iteration(r)]
+    rows = [r for r in name_fabrics(rows) if not is_iteration(r)]
     if not rows:
         raise InvalidInputError("`results` hold only iteration runs (see summarize_iterations)")
     bad = [b for b in by if b not in BY_COLUMNS]

@@ -50,13 +50,22 @@ Every (workload, options, seed) or matched file is one *instance*; every instanc
 algorithm, switch count and delta (or fabric). An algorithm that cannot run on a listed fabric
 is refused before anything runs. Seeds: the config's seed ``r`` of an instance is expanded with
 :class:`numpy.random.SeedSequence` (see :func:`~ocsched.sweep.results.derive_seeds`).
+
+A run's identity (its key) holds everything that changes its result: the workload and its
+options, the seed, the algorithm, the switch count and delay or the fabric's whole content (not
+only its name), and for a matrix read from a file (``path``, or the coflow workload's trace
+``path``) the SHA-256 of that file's bytes. A config may expand to at most :data:`MAX_RUNS` runs
+and at most :data:`~ocsched.fabric.MAX_SWITCHES` switches a setting; both are checked before
+anything is built.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import itertools
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -65,7 +74,7 @@ from typing import Any
 
 from ocsched._checks import check_bool, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import Fabric
+from ocsched.fabric import MAX_SWITCHES, Fabric
 from ocsched.io import DEMAND_SUFFIXES, read_fabric
 from ocsched.schedulers import SCHEDULERS, fabric_features
 from ocsched.sequence import ITERATION_SCHEDULERS
@@ -75,8 +84,10 @@ from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 __all__ = [
     "FILE_WORKLOAD",
     "ITERATION_ALGORITHMS",
+    "MAX_RUNS",
     "PRESETS",
     "base_dir",
+    "canonical_fabric",
     "expand",
     "iteration_algorithm",
     "load_config",
@@ -86,8 +97,10 @@ __all__ = [
 PRESETS = ("iterations", "paper", "quick")
 #: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
 FILE_WORKLOAD = "file"
+#: Most runs one config may expand to (counted before any is built; the paper preset has 5,832).
+MAX_RUNS = 1_000_000
 
-#: One scheduler setting of a run: (algorithm, switches, delta, fabric name, fabric JSON).
+#: One scheduler setting of a run: (algorithm, switches, delta, fabric name, canonical fabric JSON).
 Setting = tuple[str, int, float, str | None, str | None]
 #: What an iteration workload's entry runs when it names no ``algorithms``.
 ITERATION_ALGORITHMS = ("spectra-seq", "independent")
@@ -152,6 +165,50 @@ def _check_scalar(value: Any, name: str) -> None:
         raise InvalidInputError(f"`{name}` must be a number, string or boolean; got {value!r}")
 
 
+def _switch_counts(raw: Any, name: str) -> list[int]:
+    """The switch counts of a ``switches`` entry: integers in 1..MAX_SWITCHES."""
+    out = [check_switches(x, name=name) for x in _as_list(raw, name)]
+    big = [x for x in out if x > MAX_SWITCHES]
+    if big:
+        raise InvalidInputError(f"`{name}` must be integers in 1..{MAX_SWITCHES}; got {big[0]}")
+    return out
+
+
+def _table(entry: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    """``entry[key]`` (default empty) as a dict, or an error naming it."""
+    value = entry.get(key, {})
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"`{where}.{key}` must be a table; got {value!r}")
+    return dict(value)
+
+
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes (part of the identity of runs that read it)."""
+    try:
+        with path.open("rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError as exc:
+        raise InvalidInputError(f"file {path} could not be read: {exc.strerror or exc}") from None
+
+
+def canonical_fabric(fab: Fabric) -> str:
+    """The canonical JSON of a fabric: equal for equal fabrics however they were written.
+
+    Down windows and failed links are listed in sorted order (their order means nothing).
+
+    >>> a = Fabric.from_dict({"switches": [{"delta": 0.1, "count": 2}], "down": [
+    ...     {"switch": 1, "start": 2}, {"switch": 0, "start": 1, "end": 3}]})
+    >>> b = Fabric.from_dict({"switches": [{"delta": 0.1}, {"delta": 0.1, "rate": 1.0}], "down": [
+    ...     {"switch": 0, "start": 1.0, "end": 3}, {"switch": 1, "start": 2.0}]})
+    >>> canonical_fabric(a) == canonical_fabric(b)
+    True
+    """
+    d = fab.to_dict()
+    for key in ("down", "failed_links"):
+        d[key] = sorted(d[key], key=lambda x: json.dumps(x, sort_keys=True))
+    return json.dumps(d, sort_keys=True)
+
+
 def _seeds(raw: Any, where: str) -> list[int]:
     if isinstance(raw, list):
         if not raw:
@@ -164,6 +221,8 @@ def _seeds(raw: Any, where: str) -> list[int]:
             ) from None
     if isinstance(raw, int) and not isinstance(raw, bool) and raw < 1:
         raise InvalidInputError(f"`{where}.seeds` must be >= 1 or a list of seeds; got {raw}")
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > MAX_RUNS:
+        raise InvalidInputError(f"`{where}.seeds` = {raw} is above the limit of {MAX_RUNS} runs")
     try:
         return list(range(check_int(raw, f"{where}.seeds", minimum=1)))
     except InvalidInputError:
@@ -279,7 +338,7 @@ def _iteration_entry(entry: Mapping[str, Any], config: Mapping[str, Any], where:
 
     if "switches" not in entry and "delta" not in entry and "fabrics" in config:
         raise InvalidInputError(f"`{where}`: an iteration workload needs its own `switches` and `delta`")
-    switches = [check_switches(x, name=f"{where}.switches") for x in _as_list(get("switches"), "switches")]
+    switches = _switch_counts(get("switches"), f"{where}.switches")
     deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta"), "delta")]
     return [(str(a), s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
 
@@ -293,12 +352,16 @@ def _instances(
     *,
     normalized: bool,
     gbps: float | None,
+    room: int,
 ) -> list[RunSpec]:
-    """The runs of a generated workload's entry: every option combination x seed x setting."""
+    """The runs of a generated workload's entry: every option combination x seed x setting.
+
+    Raises if they would be more than ``room`` (counted before any is built).
+    """
     label = str(entry.get("label", name))
     family = str(entry.get("family", label))
-    options = dict(entry.get("options", {}))
-    grid = dict(entry.get("grid", {}))
+    options = _table(entry, "options", where)
+    grid = _table(entry, "grid", where)
     for opt, val in [*options.items(), *((g, v) for g, vs in grid.items() for v in _as_list(vs, g))]:
         if opt not in known:
             raise InvalidInputError(
@@ -308,13 +371,26 @@ def _instances(
     seeds = _seeds(entry.get("seeds", 1), where)
     runs = []
     axes = [[(g, v) for v in _as_list(vs, g)] for g, vs in grid.items()]
+    _check_room(math.prod(len(a) for a in axes) * len(seeds) * len(settings), room, where)
     for combo in itertools.product(*axes):
         opts = {**options, **dict(combo)}
         lab = " ".join([label, *(f"{g}={v}" for g, v in combo)])
         opts_json = json.dumps(opts, sort_keys=True)
+        # A trace file read by the generator (the coflow workload's `path`): its bytes are input.
+        trace = opts.get("path")
+        digest = _file_digest(Path(trace)) if isinstance(trace, str) and Path(trace).is_file() else None
         for seed, (a, s, d, f, fs) in itertools.product(seeds, settings):
-            runs.append(RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d, None, f, fs))
+            runs.append(
+                RunSpec(family, lab, name, opts_json, normalized, gbps, seed, a, s, d, None, f, fs, digest)
+            )
     return runs
+
+
+def _check_room(count: int, room: int, where: str) -> None:
+    if count > room:
+        raise InvalidInputError(
+            f"`{where}` expands to {count} runs; a config may have at most {MAX_RUNS} runs in all"
+        )
 
 
 def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSpec]:
@@ -365,7 +441,16 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
             it_name = str(entry["name"])
             known = ITERATION_WORKLOADS[it_name].options()
             it_settings = _iteration_entry(entry, config, where)
-            runs += _instances(entry, it_name, known, it_settings, where, normalized=False, gbps=None)
+            runs += _instances(
+                entry,
+                it_name,
+                known,
+                it_settings,
+                where,
+                normalized=False,
+                gbps=None,
+                room=MAX_RUNS - len(runs),
+            )
             continue
         algs = [str(a) for a in _as_list(get("algorithms", ["spectra"]), f"{where}.algorithms")]
         for a in algs:
@@ -380,7 +465,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
         settings: list[Setting] = []
         if "fabrics" in level:
             for fname, fab in _fabrics(level["fabrics"], where, base):
-                spec = json.dumps(fab.to_dict(), sort_keys=True)
+                spec = canonical_fabric(fab)
                 if named.setdefault(fname, spec) != spec:
                     raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
                 for a in algs:
@@ -394,22 +479,35 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                         f"`{where}`: algorithm {a!r} needs a fabric with {needs}; give `fabrics` "
                         "(a `switches` x `delta` grid is identical all-stop switches)"
                     )
-            switches = [
-                check_switches(x, name=f"{where}.switches")
-                for x in _as_list(get("switches", None), "switches")
-            ]
+            switches = _switch_counts(get("switches", None), f"{where}.switches")
             deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
             settings = [(a, s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
         normalized = check_bool(get("normalized", True), f"{where}.normalized")
         if "path" in entry:
             label = str(entry.get("label", "files"))
             family = str(entry.get("family", label))
-            for shown, absolute in _files(entry["path"], where, base):
+            found = _files(entry["path"], where, base)
+            _check_room(len(found) * len(settings), MAX_RUNS - len(runs), where)
+            for shown, absolute in found:
                 opts_json = json.dumps({"path": shown}, sort_keys=True)
                 lab = f"{label} {Path(shown).name}"
+                digest = _file_digest(Path(absolute))
                 runs += [
                     RunSpec(
-                        family, lab, FILE_WORKLOAD, opts_json, normalized, None, 0, a, s, d, absolute, f, fs
+                        family,
+                        lab,
+                        FILE_WORKLOAD,
+                        opts_json,
+                        normalized,
+                        None,
+                        0,
+                        a,
+                        s,
+                        d,
+                        absolute,
+                        f,
+                        fs,
+                        digest,
                     )
                     for a, s, d, f, fs in settings
                 ]
@@ -427,7 +525,9 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
         gbps = get("link_gbps", None)
         if gbps is not None:
             gbps = check_number(gbps, f"{where}.link_gbps", low=0.0, closed=False)
-        runs += _instances(entry, name, known, settings, where, normalized=normalized, gbps=gbps)
+        runs += _instances(
+            entry, name, known, settings, where, normalized=normalized, gbps=gbps, room=MAX_RUNS - len(runs)
+        )
     keys = [r.key for r in runs]
     if len(set(keys)) != len(keys):
         raise InvalidInputError("config lists the same run twice (repeated workload entry or value)")

@@ -20,7 +20,11 @@ from ocsched.validate import validate
 from ocsched.workloads import WORKLOADS
 from ocsched.workloads.random import random_instance
 
-__all__ = ["GapProgress", "GapReport", "GapRow", "run_gap"]
+__all__ = ["MAX_GAP_PORTS", "GapProgress", "GapReport", "GapRow", "run_gap"]
+
+#: Most ports of a sampled instance: the exact MILP is out of reach well before (about 6), and the
+#: cap keeps one instance, and the solver's model of it, small whatever ``n`` is asked for.
+MAX_GAP_PORTS = 32
 
 
 @dataclass(frozen=True)
@@ -103,18 +107,14 @@ def _keys(heuristics: Sequence[str]) -> list[str]:
     return [*heuristics, *(h + "/lb" for h in heuristics), "lb"]
 
 
-def _instances(
-    workload: str, n: int, samples: int, seed: int, options: Mapping[str, Any], density: float
-) -> list[Demand]:
-    def instance(k: int) -> Demand:
-        if workload == "random":
-            matrix = random_instance(n, density=density, rng=seed + k)
-        else:
-            matrix = generate(workload, seed=seed + k, normalized=True, n=n, **options).copy()
-            np.fill_diagonal(matrix, 0.0)  # a port's traffic to itself is local
-        return Demand.from_matrix(matrix)
-
-    return [instance(k) for k in range(samples)]
+def _instance(workload: str, n: int, seed: int, options: Mapping[str, Any], density: float, k: int) -> Demand:
+    """Sample k (seed ``seed + k``): built again for each row, so memory stays one instance."""
+    if workload == "random":
+        matrix = random_instance(n, density=density, rng=seed + k)
+    else:
+        matrix = generate(workload, seed=seed + k, normalized=True, n=n, **options).copy()
+        np.fill_diagonal(matrix, 0.0)  # a port's traffic to itself is local
+    return Demand.from_matrix(matrix)
 
 
 def run_gap(
@@ -143,7 +143,7 @@ def run_gap(
         ``"random"`` (uniform sparse, nonzero probability ``density``) or a workload with an ``n``
         option (sized by ``n``, configured by ``options``).
     n : int
-        Ports of each instance (>= 2; the exact solver handles up to about 5).
+        Ports of each instance, in 2..MAX_GAP_PORTS (the exact solver handles up to about 5).
     switches, deltas : sequences
         The grid of switch counts and delays.
     algorithms : sequence of str, optional
@@ -170,7 +170,7 @@ def run_gap(
     samples = check_int(samples, "samples", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     time_limit = check_number(time_limit, "time_limit", low=0.0, closed=False)
-    n = check_int(n, "n", minimum=2)
+    n = check_int(n, "n", minimum=2, maximum=MAX_GAP_PORTS)
     options = dict(options or {})
     if workload == "random":
         if options:
@@ -190,7 +190,7 @@ def run_gap(
         for a in algorithms:
             check_choice(a, "algorithms", heuristics)
         heuristics = list(algorithms)
-    demands = _instances(workload, n, samples, seed, options, density)
+    _instance(workload, n, seed, options, density, 0)  # bad options fail now, before any solve
     report = GapReport(workload, n, samples, seed, time_limit, heuristics)
     total = len(sw_list) * len(dl_list) * samples
     done = 0
@@ -207,7 +207,8 @@ def run_gap(
         for d in dl_list:
             ratios: dict[str, list[float]] = {k: [] for k in _keys(heuristics)}
             n_opt = 0
-            for dem in demands:
+            for k in range(samples):
+                dem = _instance(workload, n, seed, options, density, k)
                 done += 1
                 if dem.nnz == 0:
                     tick()

@@ -4,7 +4,8 @@ A row has the fixed columns of :data:`RESULT_COLUMNS` followed by one typed colu
 option set anywhere in the sweep's config, named ``opt_<option>`` (``opt_flows`` is the standard
 workload's "flows per port"; ``nonzeros`` counts the demand's nonzero entries). Rows that share
 :func:`match_key` scheduled the same demand matrix under the same switch count and delay (or the
-same named fabric), so the report compares algorithms on them.
+same fabric: its identity ``fabric_id``, a hash of its content, not only its name), so the report
+compares algorithms on them.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 
 __all__ = [
+    "IDENTITY_COLUMNS",
     "MATCH_COLUMNS",
     "OPTION_PREFIX",
     "RESULT_COLUMNS",
     "RunSpec",
     "derive_seeds",
+    "fabric_id",
     "match_key",
     "option_types",
     "read_table",
@@ -53,6 +56,8 @@ RESULT_COLUMNS: dict[str, str] = {
     "switches": "int64",
     "delta": "float64",
     "fabric": "string",  # the fabric's name (config ``fabrics``), null on a switches x delta grid
+    "fabric_id": "string",  # a hash of the fabric's canonical JSON: two fabrics may share a name
+    "input_sha256": "string",  # SHA-256 of the file the matrix was read from (null if generated)
     "ports": "int64",
     "nonzeros": "int64",  # nonzero off-diagonal entries of the demand
     "makespan": "float64",
@@ -82,6 +87,8 @@ OPTION_PREFIX = "opt_"
 
 #: Columns (besides the ``opt_*`` ones) shared by the rows of one matrix under one setting.
 MATCH_COLUMNS = ("family", "label", "workload", "normalized", "link_gbps", "seed", "switches", "delta")
+#: Further identity columns of a setting and an input (null where they do not apply).
+IDENTITY_COLUMNS = ("fabric", "fabric_id", "input_sha256")
 
 _ARROW_OF = {bool: "bool_", int: "int64", float: "float64", str: "string"}
 
@@ -125,7 +132,10 @@ class RunSpec:
     fabric : str or None
         Name of the fabric (config ``fabrics``); None: ``switches`` identical all-stop switches.
     fabric_spec : str or None
-        Canonical JSON of the fabric (:meth:`ocsched.fabric.Fabric.to_dict`), part of the key.
+        Canonical JSON of the fabric (:func:`ocsched.sweep.config.canonical_fabric`), part of the key.
+    input_sha256 : str or None
+        SHA-256 of the file the matrix is read from (a file workload, a coflow trace), part of the
+        key: the same path holding other bytes is another run.
     """
 
     family: str
@@ -141,15 +151,27 @@ class RunSpec:
     source: str | None = field(default=None, compare=False)
     fabric: str | None = None
     fabric_spec: str | None = None
+    input_sha256: str | None = None
 
     @property
     def key(self) -> str:
-        """Stable identifier: a hash of every field but ``source`` (independent of grid order and version)."""
+        """Stable identifier: a hash of every field but ``source`` (independent of grid order and version).
+
+        Everything that changes the run's result is in it (the fabric's whole content, the input
+        file's bytes), so a results folder never takes one run for another.
+        """
         fields = asdict(self)
         del fields["source"]
         if self.fabric_spec is None:  # the keys of switches x delta grids predate fabrics
             del fields["fabric"], fields["fabric_spec"]
+        if self.input_sha256 is None:  # ... and those of generated matrices predate file digests
+            del fields["input_sha256"]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
+
+    @property
+    def fabric_id(self) -> str | None:
+        """The fabric's identity: a hash of its canonical JSON (None on a switches x delta grid)."""
+        return fabric_id(self.fabric_spec)
 
     @property
     def instance(self) -> tuple[str, str, bool, float | None, int]:
@@ -160,6 +182,15 @@ class RunSpec:
         """The generator options as a dict."""
         values: dict[str, Any] = json.loads(self.options)
         return values
+
+
+def fabric_id(spec: str | None) -> str | None:
+    """A short stable hash of a fabric's canonical JSON (its identity in result rows).
+
+    >>> fabric_id('{"model": "all-stop"}') == fabric_id('{"model": "all-stop"}'), fabric_id(None)
+    (True, None)
+    """
+    return None if spec is None else hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
 def derive_seeds(seed: int) -> tuple[int, int]:
@@ -214,7 +245,13 @@ def result_row(spec: RunSpec, types: Mapping[str, str], **values: Any) -> dict[s
     wl_seed, alg_seed = derive_seeds(spec.seed)
     row: dict[str, Any] = dict.fromkeys(RESULT_COLUMNS)
     row.update({k: v for k, v in asdict(spec).items() if k in RESULT_COLUMNS})
-    row.update(key=spec.key, workload_seed=wl_seed, algorithm_seed=alg_seed, ocsched_version=__version__)
+    row.update(
+        key=spec.key,
+        fabric_id=spec.fabric_id,
+        workload_seed=wl_seed,
+        algorithm_seed=alg_seed,
+        ocsched_version=__version__,
+    )
     row.update(values)
     opts = spec.option_values()
     for name, kind in types.items():
@@ -241,9 +278,17 @@ def match_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     False
     >>> match_key(a) == match_key({**a, "fabric": "mixed"})
     False
+
+    Two fabrics of one name are told apart by their content (``fabric_id``), two files of one
+    path by their bytes (``input_sha256``):
+
+    >>> f = {**a, "fabric": "f"}
+    >>> match_key({**f, "fabric_id": "1a2b"}) == match_key({**f, "fabric_id": "3c4d"})
+    False
     """
     opts = tuple(sorted((k, v) for k, v in row.items() if k.startswith(OPTION_PREFIX)))
-    return (*(row[c] for c in MATCH_COLUMNS), row.get("fabric"), opts)
+    ident = (row.get("fabric"), row.get("fabric_id"), row.get("input_sha256"))
+    return (*(row[c] for c in MATCH_COLUMNS), *ident, opts)
 
 
 def dedupe(table: Any) -> Any:
@@ -304,11 +349,68 @@ def read_table(path: str | os.PathLike[str], *, name: str = "results") -> Any:
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InvalidInputError(f"`{name}` file {p} is not a readable result file: {first}") from None
-    table = from_legacy(table)
-    missing = [c for c in ("key", "algorithm", "makespan", "ok") if c not in table.column_names]
+    return dedupe(conform(from_legacy(table), f"`{name}` file {p}"))
+
+
+#: Columns every result row must fill (the report groups and matches rows by them).
+REQUIRED = ("key", "family", "label", "workload", "seed", "algorithm", "switches", "delta", "ok")
+
+
+def conform(table: Any, what: str) -> Any:
+    """Return ``table`` with every result column cast to its type, or raise one line saying why not.
+
+    A Parquet or CSV file that is not sweep results (another table, a hand-edited part) is refused
+    here, naming ``what`` and the first offending column: a required column missing or null, a
+    column of the wrong type, an option column that is not a number, boolean or string, or a
+    successful run (``ok``) without a finite makespan.
+
+    Raises
+    ------
+    InvalidInputError
+        As above.
+    """
+    pa, _ = pyarrow_modules()
+    import pyarrow.compute as pc
+
+    missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
-        raise InvalidInputError(f"`{name}` file {p} has no column {missing[0]!r}: not sweep results")
-    return dedupe(table)
+        raise InvalidInputError(f"{what} has no column {missing[0]!r}: not sweep results")
+    for k, name in enumerate(table.column_names):
+        col = table.column(k)
+        if name in RESULT_COLUMNS:
+            kind = getattr(pa, RESULT_COLUMNS[name])()
+            if col.type != kind:
+                try:
+                    table = table.set_column(k, pa.field(name, kind), col.cast(kind))
+                except (pa.ArrowException, ValueError):
+                    raise InvalidInputError(
+                        f"{what}: column {name!r} holds {col.type}, not {kind}: not sweep results"
+                    ) from None
+        elif name.startswith(OPTION_PREFIX) and not (
+            pa.types.is_boolean(col.type)
+            or pa.types.is_integer(col.type)
+            or pa.types.is_floating(col.type)
+            or pa.types.is_string(col.type)
+            or pa.types.is_large_string(col.type)
+            or pa.types.is_null(col.type)
+        ):
+            raise InvalidInputError(
+                f"{what}: option column {name!r} holds {col.type}, not a number, boolean or string"
+            )
+    for name in REQUIRED:
+        if table.column(name).null_count:
+            raise InvalidInputError(f"{what}: column {name!r} has empty cells: not sweep results")
+    if "makespan" not in table.column_names:
+        raise InvalidInputError(f"{what} has no column 'makespan': not sweep results")
+    for name, low in (("switches", 1), ("delta", 0.0)):
+        col = table.column(name)
+        good = pc.and_(pc.greater_equal(col, low), pc.is_finite(col) if name == "delta" else True)
+        if len(col) and pc.all(good).as_py() is False:
+            raise InvalidInputError(f"{what}: column {name!r} holds a value below {low} or not finite")
+    span = table.filter(table.column("ok")).column("makespan")
+    if span.null_count or pc.all(pc.is_finite(span)).as_py() is False:
+        raise InvalidInputError(f"{what}: a run marked ok has no finite makespan: not sweep results")
+    return table
 
 
 def check_columns(rows: Sequence[Mapping[str, Any]], name: str = "results") -> None:

@@ -413,7 +413,8 @@ def run_sweep(
         if cluster is not None:
             client = stack.enter_context(dask_client(cluster, nworkers, wait_s))
         stack.enter_context(locked(out_p))
-        store = Store(out_p, cfg, types, force=force)
+        ids = {s.key: s.fabric_id for s in specs if s.fabric_id is not None}
+        store = Store(out_p, cfg, types, force=force, fabric_ids=ids)
         todo = [s for s in specs if s.key not in store.finished]
         if client is None:
             parallel = nworkers

@@ -31,6 +31,7 @@ from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import write_atomic
 from ocsched.sweep.results import (
     RESULT_COLUMNS,
+    conform,
     dedupe,
     from_legacy,
     merge_types,
@@ -160,7 +161,15 @@ def read_results(path: str | os.PathLike[str], *, name: str = "results") -> Any:
         types = {}
     else:
         raise InvalidInputError(f"`{name}` directory {p} has no {MANIFEST}: not a sweep result")
-    tables = [from_legacy(t) for t in map(_read_part, _parts(p)) if t is not None]
+    tables = []
+    for part in _parts(p):
+        table = _read_part(part)
+        if table is None:
+            continue
+        try:
+            tables.append(conform(from_legacy(table), f"result part {part}"))
+        except InvalidInputError as exc:
+            log.warning("%s; its runs are left out", exc)
     if not tables:
         return schema(types).empty_table()
     table = pa.concat_tables(tables, promote_options="permissive")
@@ -171,9 +180,21 @@ class Store:
     """An open, locked results folder: knows the finished keys and writes new parts."""
 
     def __init__(
-        self, out: Path, config: Mapping[str, Any], types: Mapping[str, str], *, force: bool
+        self,
+        out: Path,
+        config: Mapping[str, Any],
+        types: Mapping[str, str],
+        *,
+        force: bool,
+        fabric_ids: Mapping[str, str] | None = None,
     ) -> None:
+        """Open ``out`` for ``config``; ``fabric_ids`` maps run keys to their fabric's identity.
+
+        Parts written before a fixed column existed are rewritten with it; a part's rows from
+        before ``fabric_id`` get theirs from ``fabric_ids`` (the key holds the fabric's content).
+        """
         self.out = out
+        self.fabric_ids = dict(fabric_ids or {})
         if force and (out / MANIFEST).is_file():
             for f in (out / PARTS).glob("*"):
                 f.unlink()
@@ -213,7 +234,7 @@ class Store:
                 log.warning("moved unreadable part to %s; its runs will be redone", dest)
                 continue
             if migrate and table.schema != target:
-                table = _conform(table, target)
+                table = _fill_fabric_ids(_conform(table, target), self.fabric_ids)
                 _write_table(part, table, force=True)
             keys.update(table.column("key").to_pylist())
         return keys
@@ -234,6 +255,20 @@ def _write_table(path: Path, table: Any, *, force: bool = False) -> Path:
         pq.write_table(table, f)
 
     return write_atomic(path, write, force=force, name="part")
+
+
+def _fill_fabric_ids(table: Any, ids: Mapping[str, str]) -> Any:
+    """Set a null ``fabric_id`` from ``ids`` (by run key): rows written before the column existed."""
+    if not ids or "fabric_id" not in table.column_names:
+        return table
+    pa, _ = pyarrow_modules()
+    keys = table.column("key").to_pylist()
+    have = table.column("fabric_id").to_pylist()
+    filled = [v if v is not None else ids.get(k) for k, v in zip(keys, have, strict=True)]
+    if filled == have:
+        return table
+    at = table.column_names.index("fabric_id")
+    return table.set_column(at, table.schema.field(at), pa.array(filled, pa.string()))
 
 
 def _conform(table: Any, target: Any) -> Any:
