@@ -1,9 +1,10 @@
 # Two entry points: `make demo` (set up, run the main job) and `make test` (set up, run every check).
+# `make docs` builds the documentation site into site/ (strict: a broken link or reference fails).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup lint typecheck layers pytest slow bench clean
+.PHONY: demo test setup lint typecheck layers pytest docs slow bench clean
 
 $(BIN)/ocsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,11 +17,11 @@ setup: $(BIN)/ocsched
 demo: setup
 	$(BIN)/ocsched demo
 
-test: setup lint typecheck layers pytest
+test: setup lint typecheck layers pytest docs
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 
 typecheck: setup
 	$(BIN)/mypy
@@ -31,6 +32,10 @@ layers: setup
 pytest: setup
 	$(BIN)/pytest -q
 
+# NO_MKDOCS_2_WARNING: silence mkdocs-material's banner about its successor (not a build warning).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 slow: setup
 	$(BIN)/pytest -q -m slow
 
@@ -38,4 +43,4 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
