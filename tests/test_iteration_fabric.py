@@ -72,6 +72,22 @@ def test_independent_places_each_phase_from_its_release() -> None:
     assert {k for _, k in on_1} >= {0, 2}  # used before and after the window
 
 
+def test_the_uniform_walk_runs_on_identical_switches_where_it_avoids_failures() -> None:
+    # Identical switches of rate 2: the uniform spectra-seq of the halved demands (re-placement,
+    # reuse, dedication) is one of the runs. A window long after the iteration and a link that
+    # fails then change nothing; a window inside it is respected.
+    uniform = schedule_iteration(
+        Iteration(Phase(p.demand.scaled(0.5), p.gap_before) for p in IT.phases), switches=3, delta=0.1
+    )
+    fast = Fabric((Switch(0.1, 2.0),) * 3)
+    assert schedule_iteration(IT, fabric=fast).makespan <= uniform.makespan
+    late = fast.with_failures([SwitchDown(1, 1e6)], [LinkDown(0, 2, 1e6)])
+    assert schedule_iteration(IT, fabric=late).makespan <= uniform.makespan
+    early = fast.with_failures([SwitchDown(1, 0.2, 0.6)])
+    sched = schedule_iteration(IT, fabric=early)
+    assert validate_iteration(sched, IT, fabric=early).ok
+
+
 def test_seen_from_moves_time_zero() -> None:
     fab = Fabric((Switch(0.1), Switch(0.1)), (SwitchDown(1, 2.0, 3.0), SwitchDown(0, 0.1, 0.2)))
     fab = fab.with_failures(failed_links=[LinkDown(0, 1, 1.0), LinkDown(1, 0, 5.0)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import ocsched
 from ocsched.cli import app
+from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule, Phase, persists
 from ocsched.model import Configuration
 from ocsched.sequence import schedule_iteration, validate_iteration
-from strategies import iterations
+from ocsched.validate import validate
+from strategies import demands, fabrics, iterations
 
 MAGNITUDES = [1e-12, 1e-6, 1.0, 1e6, 1e12]
 #: Far above the validator's tolerance (1e-9 of a delay or gap, a few ulps of the times) and far
@@ -77,11 +81,21 @@ def valid_schedules(draw: st.DrawFn) -> tuple[IterationSchedule, Iteration, floa
 @settings(max_examples=40)
 @given(data=valid_schedules(), pick=st.randoms(use_true_random=False))
 def test_mutated_schedules_are_rejected_at_every_magnitude(
-    data: tuple[IterationSchedule, Iteration, float], pick: object
+    data: tuple[IterationSchedule, Iteration, float], pick: random.Random
 ) -> None:
-    import random
+    check_mutations(data, pick)
 
-    assert isinstance(pick, random.Random)
+
+@pytest.mark.slow
+@settings(max_examples=800)
+@given(data=valid_schedules(), pick=st.randoms(use_true_random=False))
+def test_mutated_schedules_are_rejected_at_every_magnitude_many(
+    data: tuple[IterationSchedule, Iteration, float], pick: random.Random
+) -> None:
+    check_mutations(data, pick)
+
+
+def check_mutations(data: tuple[IterationSchedule, Iteration, float], pick: random.Random) -> None:
     sched, it, m = data
     d = sched.delta
     # A tight start moved earlier: it breaks the delay rule, persistence or the barrier.
@@ -299,3 +313,77 @@ def test_cli_schedules_and_validates_an_iteration_on_a_fabric_file(tmp_path: Pat
     assert json.loads(out.read_text())["version"] == 2
     res = runner.invoke(app, ["validate", str(it), str(out), "--gaps", "0.2", "--fabric", str(fabric)])
     assert res.exit_code == 0, res.output
+
+
+# --- as strict as the single-matrix validator ------------------------------------------------------
+
+
+@st.composite
+def one_phase(draw: st.DrawFn) -> tuple[np.ndarray, Fabric, int, float, str]:
+    d = draw(demands(max_n=5, kinds=("dense", "sparse", "skewed", "perm_sum")))
+    top = float(d.max(initial=0.0)) or 1.0
+    fab = draw(fabrics(d.shape[0], top, max_switches=3))
+    return (
+        d,
+        fab,
+        draw(st.integers(0, 10**6)),
+        draw(st.sampled_from([1e-7, 1e-3, 0.3])),
+        draw(st.sampled_from(["earlier", "shorter", "later"])),
+    )
+
+
+@settings(max_examples=60)
+@given(case=one_phase())
+def test_one_phase_iterations_are_judged_as_single_schedules(
+    case: tuple[np.ndarray, Fabric, int, float, str],
+) -> None:
+    check_one_phase(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500)
+@given(case=one_phase())
+def test_one_phase_iterations_are_judged_as_single_schedules_many(
+    case: tuple[np.ndarray, Fabric, int, float, str],
+) -> None:
+    check_one_phase(case)
+
+
+def check_one_phase(case: tuple[np.ndarray, Fabric, int, float, str]) -> None:
+    # A single-matrix schedule is a one-phase iteration schedule (no gap): both validators must
+    # agree on it and on any mutation of it, on every fabric, unless the mutated configuration
+    # persists (identical to its predecessor: the iteration model lets it skip the delay).
+    d, fab, seed, size, how = case
+    try:
+        single = ocsched.schedule(d, fabric=fab, algorithm="spectra")
+    except InfeasibleError:
+        return
+    it = Iteration([Phase(d)])
+    sched = IterationSchedule(
+        single.ports,
+        single.delta,
+        single.switches,
+        tuple((0,) * len(sw) for sw in single.switches),
+        (0.0,),
+        ("p",),
+        fabric=single.fabric,
+    )
+    assert validate(single, d, fabric=fab).ok and validate_iteration(sched, it, fabric=fab).ok
+    where = [(b, i) for b, sw in enumerate(single.switches) for i in range(len(sw))]
+    if not where:
+        return
+    b, i = where[seed % len(where)]
+    c = single.switches[b][i]
+    if i and persists(single.switches[b][i - 1], c):
+        return
+    step = size * (c.duration or 1.0)
+    new = {
+        "earlier": Configuration(c.start - step, c.duration, c.perm),
+        "shorter": Configuration(c.start, max(0.0, c.duration - step), c.perm),
+        "later": Configuration(c.start + step, c.duration, c.perm),
+    }[how]
+    sw = list(single.switches)
+    sw[b] = (*sw[b][:i], new, *sw[b][i + 1 :])
+    mutated_single = dataclasses.replace(single, switches=tuple(sw))
+    mutated = dataclasses.replace(sched, switches=tuple(sw))
+    assert validate(mutated_single, d, fabric=fab).ok == validate_iteration(mutated, it, fabric=fab).ok

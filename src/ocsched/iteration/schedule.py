@@ -96,6 +96,10 @@ class IterationSchedule:
             raise InvalidInputError(
                 f"`names` ({len(self.names)}) and `gaps` ({len(self.gaps)}) differ in length"
             )
+        if self.fabric is not None and self.fabric.size != len(self.switches):
+            raise InvalidInputError(
+                f"`fabric` has {self.fabric.size} switches but the schedule {len(self.switches)} timelines"
+            )
 
     def on_fabric(self) -> Fabric:
         """Return the fabric it runs on (uniform of its ``delta`` when none was recorded)."""

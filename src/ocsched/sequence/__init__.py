@@ -220,8 +220,9 @@ def schedule_iteration(
     with timelines moved between interchangeable switches to the one holding their first
     permutation; each switch's timeline then starts as early as its fabric's rule and
     persistence allow (delays hidden in gaps and idle time, checked configuration by
-    configuration). On identical switches without failures (any rate, either model) the uniform
-    walk above also runs, and the earlier iteration is kept.
+    configuration). On identical switches (any rate, either model) the uniform walk above also
+    runs (all-stop, on the demands over the rate), and the earlier iteration is kept if it avoids
+    the fabric's down windows and failed links.
 
     Examples
     --------

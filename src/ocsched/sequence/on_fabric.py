@@ -16,9 +16,11 @@ phase from its release that way. ``spectra-seq`` keeps, per phase, the earliest-
 each switch's timeline moved earlier as a block as far as the switch's history allows (the delay
 hidden in the gap or idle time; no delay at all where the first configuration persists), kept only
 where :func:`~ocsched.sequence.rules.iteration_switch_violations` finds nothing wrong, else left
-where it was. On identical switches without failures (any rate, either model) the uniform
-``spectra-seq`` (re-placement, reuse, dedication and carry runs) also runs, on the demands over the
-rate and all-stop (valid under the partial model too), and the earlier iteration is kept.
+where it was. On identical switches (any rate, either model) the uniform ``spectra-seq``
+(re-placement, reuse, dedication and carry runs) also runs, on the demands over the rate and
+all-stop (valid under the partial model too), and the earlier iteration is kept if it avoids the
+fabric's down windows and failed links (:func:`avoids`). On switches that differ, those runs do
+not apply (they assume one delay and one rate): the per-phase candidates above are what is left.
 """
 
 from __future__ import annotations
@@ -287,7 +289,11 @@ def _reordered(block: Block, state: _State, following: set[bytes]) -> Block:
 def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
     """spectra-seq's fabric path (see the module docstring); never later than :func:`independent_on`."""
     ind = independent_on(iteration, base)
-    ind_blocks = [[tuple(c for k2, c in sw if k2 == k) for sw in ind] for k in range(len(iteration.phases))]
+    per_phase: list[list[list[Configuration]]] = [[[] for _ in ind] for _ in iteration.phases]
+    for b, sw in enumerate(ind):
+        for k, c in sw:
+            per_phase[k][b].append(c)
+    ind_blocks = [tuple(tuple(sw) for sw in phase) for phase in per_phase]
     states = [
         _State(fabric.deltas[b], fabric.model, fabric.windows(b), fabric.failed_ports(b))
         for b in range(fabric.size)
@@ -300,14 +306,15 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
         release = end + phase.gap_before
         own = base(phase.demand, release)
         following: set[bytes] = set()
-        if k + 1 < len(phases) and any(_simple(st) for st in states):
-            # What the next phase's base uses, seen from here: a guess for ordering, not for validity.
+        if k + 1 < len(phases) and any(_simple(st) for st in states) and seen_from(fabric, release) == fabric:
+            # What the next phase's base uses (the same from any release here, and cached for it):
+            # which permutation to end with, for ordering only.
             following = {perm_key(c.perm) for sw in base(phases[k + 1].demand, release) for c in sw}
         options = [own]
         moved = _relabelled(own, states, classes, following) if classes else None
         if moved is not None:
             options.append(moved)
-        options.append(tuple(ind_blocks[k]))
+        options.append(ind_blocks[k])
         best: tuple[Block, ...] | None = None
         best_end = math.inf
         for blocks in options:
@@ -321,10 +328,7 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
         if best is None:
             # Not expected: independent's configurations of the phase start after its release,
             # no earlier than this run's, so they follow any history this run left; kept as they are.
-            best, best_end = (
-                tuple(ind_blocks[k]),
-                max([release, *(c.end for sw in ind_blocks[k] for c in sw)]),
-            )
+            best, best_end = ind_blocks[k], max([release, *(c.end for sw in ind_blocks[k] for c in sw)])
         for b, blk in enumerate(best):
             states[b].commit(blk)
             out[b].extend((k, c) for c in blk)
@@ -333,15 +337,35 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
 
 
 def uniform_twin(fabric: Fabric) -> tuple[Fabric, float] | None:
-    """``(Fabric.uniform(s, delta), rate)`` for identical switches without failures (any model), else None.
+    """``(Fabric.uniform(s, delta), rate)`` for identical switches (any model), else None.
 
-    A schedule valid on the twin for the demands over ``rate`` is valid on the fabric: each
-    configuration serves ``rate`` times as much, and an all-stop schedule is a partial one.
+    Without down windows and failed links a schedule valid on the twin for the demands over
+    ``rate`` is valid on the fabric: each configuration serves ``rate`` times as much, and an
+    all-stop schedule is a partial one. With them it is valid where it avoids them
+    (:func:`avoids`).
     """
-    if fabric.down or fabric.failed_links or len(set(fabric.switches)) != 1:
+    if len(set(fabric.switches)) != 1:
         return None
     sw = fabric.switches[0]
     return Fabric.uniform(fabric.size, sw.delta), sw.rate
+
+
+def avoids(tagged: Tagged, fabric: Fabric) -> bool:
+    """True if an all-stop schedule of the twin breaks none of the fabric's windows and failed links.
+
+    The twin's rule with the fabric's down windows (none overlapped, a delay after each) and
+    failed links (none used once failed); all-stop, which implies the partial rule, and serving
+    (durations times the same rate) is unchanged.
+    """
+    for b, sw in enumerate(tagged):
+        windows, failed = fabric.windows(b), fabric.failed_ports(b)
+        if not (windows or failed):
+            continue
+        confs = [c for _, c in sw]
+        delta = fabric.deltas[b]
+        if iteration_switch_violations(confs, delta, windows=windows, failed_ports=failed, rtol=0.0):
+            return False
+    return True
 
 
 def _over_rate(iteration: Iteration, rate: float) -> Iteration:
@@ -359,6 +383,6 @@ def run_seq_on(iteration: Iteration, fabric: Fabric, base: str, rng: RngLike) ->
     if twin is not None and not SCHEDULERS[base].requires:
         uni, rate = twin
         trial = run_seq(_over_rate(iteration, rate), uni, base, rng)
-        if tagged_end(trial) < tagged_end(best):
+        if tagged_end(trial) < tagged_end(best) and avoids(trial, fabric):
             best = trial
     return best

@@ -154,9 +154,8 @@ def validate_iteration(
                 add(kind, f"{label}switch {b} configuration {idx}: {msg}")
 
     max_short = 0.0
-    for k in range(k_max):
+    for k, alone in enumerate(_phase_schedules(schedule, k_max)):
         phase = iteration.phases[k]
-        alone = schedule.phase_schedule(k)
         rep = validate(alone, phase.demand, fabric=real, tol=tol)
         found = [v for v in rep.violations if v.kind not in _WHOLE]
         short = rep.max_shortfall
@@ -174,6 +173,25 @@ def validate_iteration(
         more = Violation("truncated", f"more than {max_violations} violations; stopped listing")
         out = [*out[:max_violations], more]
     return ValidationReport(out, schedule.makespan, max_short)
+
+
+def _phase_schedules(schedule: IterationSchedule, k_max: int) -> list[Schedule]:
+    """:meth:`IterationSchedule.phase_schedule` of phases 0..k_max-1, in one pass over the configurations."""
+    per: list[list[list[Configuration]]] = [[[] for _ in schedule.switches] for _ in range(k_max)]
+    for b, (sw, ph) in enumerate(zip(schedule.switches, schedule.phase_of, strict=True)):
+        for c, k in zip(sw, ph, strict=True):
+            if 0 <= k < k_max:
+                per[k][b].append(c)
+    return [
+        Schedule(
+            ports=schedule.ports,
+            delta=schedule.delta,
+            switches=tuple(tuple(sw) for sw in p),
+            algorithm=schedule.algorithm,
+            fabric=schedule.fabric,
+        )
+        for p in per
+    ]
 
 
 def _close(a: float, b: float, tol: float) -> bool:
