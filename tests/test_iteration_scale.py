@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule, Phase
 from ocsched.sequence import schedule_iteration, validate_iteration
 from strategies import iterations
@@ -85,3 +86,32 @@ def test_scaled_iterations_give_scaled_schedules_many(
     data: tuple[list[np.ndarray], list[float]], s: int, rel_delta: float, k: int
 ) -> None:
     check_scale(data, s, rel_delta, k)
+
+
+def scaled_fabric(fab: Fabric, x: float) -> Fabric:
+    return Fabric(
+        tuple(Switch(s.delta * x, s.rate) for s in fab.switches),
+        tuple(SwitchDown(d.switch, d.start * x, d.end * x) for d in fab.down),
+        tuple(LinkDown(x_.port, x_.switch, x_.start * x) for x_ in fab.failed_links),
+        fab.model,
+    )
+
+
+FABRICS = [
+    Fabric.from_deltas([0.1, 0.2, 0.05], rates=[1.0, 2.0, 0.5]),
+    Fabric((Switch(0.1),) * 3, (SwitchDown(1, 0.5, 1.5), SwitchDown(2, 2.0)), (LinkDown(3, 2, 1.0),)),
+    Fabric((Switch(0.1), Switch(0.2, 2.0), Switch(0.1)), (SwitchDown(1, 0.5, 1.5),), (), model="partial"),
+]
+
+
+@pytest.mark.parametrize("fab", FABRICS, ids=["rates", "failures", "partial"])
+def test_scaled_fabric_iterations_give_scaled_schedules(fab: Fabric) -> None:
+    ring = np.roll(np.eye(6), 1, axis=1)
+    dense = np.random.default_rng(1).random((6, 6)) * (1 - np.eye(6))
+    mats, gaps = [ring, dense, ring, dense], [0.05, 0.3, 0.0, 0.2]
+    for algorithm in SCHEDULERS:
+        ref = schedule_iteration(scaled(mats, gaps, 1.0), fabric=fab, algorithm=algorithm)
+        for x in (2.0**-40, 2.0**40):
+            it, f = scaled(mats, gaps, x), scaled_fabric(fab, x)
+            sched = schedule_iteration(it, fabric=f, algorithm=algorithm)
+            assert same_scaled(sched, ref, x) and validate_iteration(sched, it, fabric=f).ok

@@ -226,6 +226,15 @@ def test_partial_kept_circuits_carry_the_next_phase_from_its_release_only() -> N
     assert "unserved" in kinds(one_switch([(0.1, 1.0, 0), (2.0, 0.6, 1)], dark, it.gaps), it)
 
 
+def test_schedule_of_another_iteration_is_reported_once() -> None:
+    it = Iteration([Phase(SEND), Phase(SEND, gap_before=0.5)])
+    sched = schedule_iteration(it, switches=2, delta=0.1)
+    wider = Iteration([Phase(np.pad(np.array(SEND, float), (0, 1))), Phase(np.zeros((3, 3)))])
+    assert [v.kind for v in validate_iteration(sched, wider).violations].count("ports") == 1
+    forged = dataclasses.replace(sched, meta={**sched.meta, "switches": 3})
+    assert kinds(forged, it) == {"switches"}
+
+
 def test_validator_argument_errors() -> None:
     it = Iteration([Phase(SEND)])
     sched = schedule_iteration(it, switches=1, delta=0.1)

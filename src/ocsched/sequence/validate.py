@@ -17,7 +17,7 @@ from ocsched.validate import TOL, ValidationReport, Violation, validate
 
 #: Kinds the per-phase single-matrix check reports that are checked here on whole timelines (the
 #: delay rule with persistence, down windows, failed links) or once for the schedule (its fabric).
-_WHOLE = frozenset({"timing", "down", "link", "delta", "rate", "model", "switches"})
+_WHOLE = frozenset({"timing", "down", "link", "delta", "rate", "model", "switches", "ports"})
 
 
 def validate_iteration(
