@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import ocsched
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import Fabric, Switch
+from ocsched.fabric import Fabric, LinkDown, Switch
 from ocsched.io import (
     is_iteration,
     read_iteration,
@@ -318,8 +318,13 @@ def test_scheduler_argument_errors() -> None:
         schedule_iteration(it, switches=2, delta=0.1, algorithm="nope")
     with pytest.raises(InvalidInputError, match="base"):
         schedule_iteration(it, switches=2, delta=0.1, base="nope")
-    with pytest.raises(InvalidInputError, match="heterogeneous"):
-        schedule_iteration(it, fabric=Fabric((Switch(0.1), Switch(0.2))))
+    # Any fabric is scheduled; only a base that cannot run on it is refused, naming the feature.
+    with pytest.raises(InvalidInputError, match="base 'exact' does not support heterogeneous"):
+        schedule_iteration(it, fabric=Fabric((Switch(0.1), Switch(0.2))), base="exact")
+    with pytest.raises(InvalidInputError, match="base 'spectra-bff' needs a fabric with partial"):
+        schedule_iteration(it, switches=2, delta=0.1, base="spectra-bff")
+    with pytest.raises(InvalidInputError, match="port outside"):
+        schedule_iteration(it, fabric=Fabric.uniform(2, 0.1).with_failures(failed_links=[LinkDown(5, 0)]))
     with pytest.raises(InvalidInputError, match="Iteration"):
         schedule_iteration([SWAP], switches=2, delta=0.1)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="switches"):

@@ -7,7 +7,7 @@ import dataclasses
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -239,8 +239,12 @@ def _deltas(fab: Fabric) -> str:
     return text if fab.model == "all-stop" else f"{text} ({fab.model})"
 
 
-def _gap_list(text: str | None) -> list[float] | None:
-    return None if text is None else parse_float_list(text, "--gaps", low=0.0)
+def _gap_list(text: str | None) -> float | list[float] | None:
+    """``--gaps``: one gap for every phase, or one per phase separated by commas."""
+    if text is None:
+        return None
+    gaps = parse_float_list(text, "--gaps", low=0.0)
+    return gaps[0] if len(gaps) == 1 else gaps
 
 
 def _schedule_iteration(
@@ -260,7 +264,7 @@ def _schedule_iteration(
     t0 = time.perf_counter()
     sched = schedule_iteration(it, algorithm=algorithm or "spectra-seq", **kw)
     elapsed = time.perf_counter() - t0
-    _check_valid(validate_iteration(sched, it))
+    _check_valid(validate_iteration(sched, it, fabric=fab))
     independent = schedule_iteration(it, algorithm="independent", **kw)
     rows = phase_rows(sched)
     if rows:
@@ -295,21 +299,25 @@ def validate_cmd(
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
+    gaps: Annotated[
+        str | None,
+        typer.Option("--gaps", help="Iterations from a 3-D .npy or a folder: compute gap before each phase."),
+    ] = None,
 ) -> None:
-    """Check a schedule file against a demand; exit 1 and list the violations if invalid.
+    """Check a schedule file against a demand (or an iteration); exit 1 and list the violations if invalid.
 
     The schedule is checked against its own fabric, and against the one given by --fabric or
     --delta (with --switches, --reconfiguration) when given; --switches alone checks the count.
+    An iteration's gaps are read as `schedule` reads them (its JSON file, --gaps, a folder's
+    gaps.csv); a schedule recording other gaps is reported.
     """
     from ocsched import io
     from ocsched.validate import validate
 
     if io.is_iteration(demand):
-        from ocsched.sequence import validate_iteration
-
-        it_sched = io.read_iteration_schedule(schedule_file)
-        report = validate_iteration(it_sched, io.read_iteration(demand))
-        raise typer.Exit(_report(report, it_sched.num_configurations, []))
+        _validate_iteration(demand, schedule_file, switches, delta, fabric, reconfiguration, gaps)
+    if gaps is not None:
+        raise InvalidInputError("`--gaps` applies to iteration inputs only")
     dem = io.read_demand(demand)
     sched, defects = io.read_schedule_checked(schedule_file)
     if switches is None and fabric is None and delta is not None and "," not in delta:
@@ -319,6 +327,33 @@ def validate_cmd(
     else:
         report = validate(sched, dem, switches=switches)
     raise typer.Exit(_report(report, sched.num_configurations, defects))
+
+
+def _validate_iteration(
+    path: Path,
+    schedule_file: Path,
+    switches: int | None,
+    delta: str | None,
+    fabric: Path | None,
+    reconfiguration: str | None,
+    gaps: str | None,
+) -> NoReturn:
+    """Check an iteration schedule: the fabric and the gaps taken as `schedule` takes them; exit."""
+    from ocsched import io
+    from ocsched.sequence import validate_iteration
+
+    sched = io.read_iteration_schedule(schedule_file)
+    it = io.read_iteration(path, gaps=_gap_list(gaps))
+    if switches is None and fabric is None and delta is not None and "," not in delta:
+        switches = sched.num_switches  # `--delta` alone: the file's switches at the fabric's delay
+    if delta is not None or fabric is not None or reconfiguration is not None:
+        report = validate_iteration(sched, it, fabric=_fabric(switches, delta, reconfiguration, fabric))
+    else:
+        report = validate_iteration(sched, it, switches=switches)
+    code = _report(report, sched.num_configurations, [])
+    if gaps is None and path.suffix.lower() != ".json" and any(v.kind == "gaps" for v in report.violations):
+        typer.echo("  (a 3-D .npy or a folder without gaps.csv has gaps 0: give them with --gaps)")
+    raise typer.Exit(code)
 
 
 def _report(report: ValidationReport, configurations: int, defects: list[str]) -> int:

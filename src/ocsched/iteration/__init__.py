@@ -15,8 +15,13 @@ File formats (JSON): an iteration is ``{"format": "ocsched.sequence", "version":
 [{"name", "gap_before", "demand"}]}`` with each demand a list of n lists of n numbers, or sparse
 ``{"src": [...], "dst": [...], "value": [...]}`` (n from the top-level ``"ports"`` or the largest
 port + 1); an iteration schedule is ``{"format": "ocsched.iteration-schedule", "version": 1, ...}``
-with one timeline per switch, each configuration tagged with its phase (see
-:meth:`IterationSchedule.to_dict`).
+with one timeline per switch, each configuration tagged with its phase, or version 2 on any other
+fabric than identical all-stop switches that never fail, its fabric written as a version-2
+schedule writes it (see :meth:`IterationSchedule.to_dict`).
+
+On a fabric each switch pays its own delay, serves at its rate, carries nothing during its down
+windows and uses no failed link; persistence is the iteration model's addition to the fabric's
+rule (:mod:`ocsched.sequence.rules`).
 
 Modules: :mod:`~ocsched.iteration.phases` (:class:`Phase`, :class:`Iteration`, the delay rule
 with persistence), :mod:`~ocsched.iteration.schedule` (:class:`IterationSchedule`) and

@@ -13,11 +13,21 @@ from ocsched._checks import check_number
 from ocsched.errors import InvalidInputError
 from ocsched.model import MAX_PORTS
 
-__all__ = ["ITERATION_FORMAT", "ITERATION_SCHEDULE_FORMAT", "ITERATION_VERSION", "parse_phases"]
+__all__ = [
+    "ITERATION_FORMAT",
+    "ITERATION_SCHEDULE_FORMAT",
+    "ITERATION_SCHEDULE_VERSION_FABRIC",
+    "ITERATION_VERSION",
+    "parse_phases",
+]
 
 ITERATION_FORMAT = "ocsched.sequence"
 ITERATION_SCHEDULE_FORMAT = "ocsched.iteration-schedule"
 ITERATION_VERSION = 1
+#: Version of an iteration schedule on anything but a uniform all-stop fabric: its fabric is
+#: written as the single-matrix schedule's version 2 writes it (per-switch delta and rate, model,
+#: down windows, failed links).
+ITERATION_SCHEDULE_VERSION_FABRIC = 2
 
 
 def parse_phases(data: Any) -> list[tuple[Any, float, str]]:

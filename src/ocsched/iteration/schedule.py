@@ -12,7 +12,12 @@ from typing import Any
 
 from ocsched._checks import check_number
 from ocsched.errors import InvalidInputError
-from ocsched.iteration._json import ITERATION_SCHEDULE_FORMAT, ITERATION_VERSION
+from ocsched.fabric import Fabric
+from ocsched.iteration._json import (
+    ITERATION_SCHEDULE_FORMAT,
+    ITERATION_SCHEDULE_VERSION_FABRIC,
+    ITERATION_VERSION,
+)
 from ocsched.iteration.phases import persists
 from ocsched.model import Configuration, Schedule
 from ocsched.model.schedule import parse_json
@@ -20,6 +25,10 @@ from ocsched.model.schedule import parse_json
 __all__ = ["IterationSchedule"]
 
 Timeline = tuple[Configuration, ...]
+
+#: The top-level fields of a version-2 single-matrix schedule that describe its fabric (with each
+#: switch entry's own ``delta`` and ``rate``): an iteration schedule on a fabric carries them as is.
+_FABRIC_KEYS = ("model", "down", "failed_links")
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +40,8 @@ class IterationSchedule:
     ports : int
         Number of ports n.
     delta : float
-        Reconfiguration delay (a persisting configuration pays none).
+        Reconfiguration delay (a persisting configuration pays none); on a fabric, the largest
+        switch delay (each switch pays its own).
     switches : tuple of tuple of Configuration
         Per switch, its configurations in time order, over the whole iteration.
     phase_of : tuple of tuple of int
@@ -46,6 +56,9 @@ class IterationSchedule:
         A lower bound on the iteration time, if known.
     meta : mapping
         Free-form provenance.
+    fabric : Fabric or None
+        The fabric it runs on; None means ``Fabric.uniform(len(switches), delta)`` (see
+        :meth:`on_fabric`), as for :class:`~ocsched.model.Schedule`.
 
     Examples
     --------
@@ -72,6 +85,7 @@ class IterationSchedule:
     algorithm: str = ""
     lower_bound: float | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    fabric: Fabric | None = None
 
     def __post_init__(self) -> None:
         if len(self.phase_of) != len(self.switches) or any(
@@ -82,6 +96,27 @@ class IterationSchedule:
             raise InvalidInputError(
                 f"`names` ({len(self.names)}) and `gaps` ({len(self.gaps)}) differ in length"
             )
+        if self.fabric is not None and self.fabric.size != len(self.switches):
+            raise InvalidInputError(
+                f"`fabric` has {self.fabric.size} switches but the schedule {len(self.switches)} timelines"
+            )
+
+    def on_fabric(self) -> Fabric:
+        """Return the fabric it runs on (uniform of its ``delta`` when none was recorded)."""
+        if self.fabric is not None:
+            return self.fabric
+        return Fabric.uniform(max(1, len(self.switches)), self.delta)
+
+    @property
+    def is_uniform(self) -> bool:
+        """True for identical all-stop switches of its ``delta``, nothing failed (written as version 1)."""
+        f = self.fabric
+        return f is None or (f.is_uniform and f.deltas[0] == self.delta and f.size == len(self.switches))
+
+    def switch_delta(self, switch: int) -> float:
+        """Return the reconfiguration delay of switch ``switch`` (``delta`` on a uniform fabric)."""
+        f = self.fabric
+        return self.delta if f is None or not 0 <= switch < f.size else f.deltas[switch]
 
     @property
     def num_phases(self) -> int:
@@ -139,21 +174,26 @@ class IterationSchedule:
         """Exposed communication: ``C_K`` minus the sum of the gaps."""
         return self.makespan - float(sum(self.gaps))
 
-    def reuses(self, previous: Configuration | None, conf: Configuration) -> bool:
+    def reuses(self, previous: Configuration | None, conf: Configuration, *, switch: int = 0) -> bool:
         """Whether ``conf`` persists from ``previous`` *and* that saved time: it starts less than a
-        delay after ``previous`` ends, so a reconfiguration could not have made it (a schedule that
-        pays every delay, like ``independent``, reuses nothing even where a permutation recurs).
+        delay (of switch ``switch``) after ``previous`` ends, so a reconfiguration could not have
+        made it (a schedule that pays every delay, like ``independent``, reuses nothing even where
+        a permutation recurs).
         """
         return (
             previous is not None
             and persists(previous, conf)
-            and conf.start < previous.end + self.delta * (1 - 1e-9)
+            and conf.start < previous.end + self.switch_delta(switch) * (1 - 1e-9)
         )
 
     @property
     def persisted(self) -> int:
         """Configurations that persisted and saved their delay (:meth:`reuses`)."""
-        return sum(self.reuses(a, b) for sw in self.switches for a, b in itertools.pairwise(sw))
+        return sum(
+            self.reuses(a, b, switch=s)
+            for s, sw in enumerate(self.switches)
+            for a, b in itertools.pairwise(sw)
+        )
 
     @property
     def hidden_delay(self) -> float:
@@ -166,12 +206,13 @@ class IterationSchedule:
         """
         releases = self.releases
         total = 0.0
-        for sw, ph in zip(self.switches, self.phase_of, strict=True):
+        for b, (sw, ph) in enumerate(zip(self.switches, self.phase_of, strict=True)):
+            delta = self.switch_delta(b)
             prev: Configuration | None = None
             for c, k in zip(sw, ph, strict=True):
-                before = min(self.delta, max(0.0, releases[k] - (c.start - self.delta)))
+                before = min(delta, max(0.0, releases[k] - (c.start - delta)))
                 if prev is not None and persists(prev, c):
-                    saved = min(self.delta, max(0.0, prev.end + self.delta - c.start))
+                    saved = min(delta, max(0.0, prev.end + delta - c.start))
                     before = max(before, saved)
                 total += before
                 prev = c
@@ -183,7 +224,19 @@ class IterationSchedule:
             tuple(c for c, p in zip(s, ph, strict=True) if p == k)
             for s, ph in zip(self.switches, self.phase_of, strict=True)
         )
-        return Schedule(ports=self.ports, delta=self.delta, switches=sw, algorithm=self.algorithm)
+        return Schedule(
+            ports=self.ports, delta=self.delta, switches=sw, algorithm=self.algorithm, fabric=self.fabric
+        )
+
+    def as_schedule(self) -> Schedule:
+        """Return every configuration, untagged, as one single-matrix :class:`Schedule` on its fabric."""
+        return Schedule(
+            ports=self.ports,
+            delta=self.delta,
+            switches=self.switches,
+            algorithm=self.algorithm,
+            fabric=self.fabric,
+        )
 
     def phase_spans(self) -> list[tuple[str, float, float, float]]:
         """Return ``(name, gap start, release, end)`` of each phase, for plots that shade phases.
@@ -195,7 +248,16 @@ class IterationSchedule:
         return [(n, p, a, b) for n, p, a, b in zip(self.names, prev, r, e, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the versioned JSON-ready ``ocsched.iteration-schedule`` form."""
+        """Return the versioned JSON-ready ``ocsched.iteration-schedule`` form.
+
+        On a uniform all-stop fabric (:attr:`is_uniform`) version 1, exactly as before fabrics
+        existed; on any other version 2, whose fabric is written as a version-2
+        :class:`~ocsched.model.Schedule` writes it (each entry of ``switches`` with its ``delta``
+        and ``rate``; ``model``, ``down`` and ``failed_links`` at the top level; no top-level
+        ``delta``), each configuration tagged with its ``phase`` as in version 1.
+        """
+        if not self.is_uniform:
+            return self._to_dict_fabric()
         r, e = self._bounds()
         out: dict[str, Any] = {
             "format": ITERATION_SCHEDULE_FORMAT,
@@ -229,6 +291,37 @@ class IterationSchedule:
             out["meta"] = dict(self.meta)
         return out
 
+    def _to_dict_fabric(self) -> dict[str, Any]:
+        """Version 2: the single-matrix schedule's encoding of the fabric and configurations."""
+        body = self.as_schedule().to_dict()
+        r, e = self._bounds()
+        out: dict[str, Any] = {
+            "format": ITERATION_SCHEDULE_FORMAT,
+            "version": ITERATION_SCHEDULE_VERSION_FABRIC,
+            "ports": self.ports,
+            **{key: body[key] for key in _FABRIC_KEYS},
+            "makespan": self.makespan,
+            "exposed": self.exposed,
+            "algorithm": self.algorithm,
+            "lower_bound": self.lower_bound,
+            "phases": [
+                {"name": n, "gap_before": g, "start": a, "end": b}
+                for n, g, a, b in zip(self.names, self.gaps, r, e, strict=True)
+            ],
+            "switches": [
+                {
+                    **{key: v for key, v in sw.items() if key != "configurations"},
+                    "configurations": [
+                        {"phase": k, **conf} for conf, k in zip(sw["configurations"], ph, strict=True)
+                    ],
+                }
+                for sw, ph in zip(body["switches"], self.phase_of, strict=True)
+            ],
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
     def to_json(self, *, indent: int | None = None) -> str:
         """Serialise to the ``ocsched.iteration-schedule`` JSON format."""
         return json.dumps(self.to_dict(), indent=indent)
@@ -250,9 +343,11 @@ class IterationSchedule:
                 f"iteration schedule `format` must be {ITERATION_SCHEDULE_FORMAT!r}; "
                 f"got {data.get('format')!r}"
             )
-        if isinstance(data.get("version"), bool) or data.get("version") != ITERATION_VERSION:
+        version = data.get("version")
+        if isinstance(version, bool) or version not in (ITERATION_VERSION, ITERATION_SCHEDULE_VERSION_FABRIC):
             raise InvalidInputError(
-                f"iteration schedule `version` must be {ITERATION_VERSION}; got {data.get('version')!r}"
+                f"iteration schedule `version` must be {ITERATION_VERSION} or "
+                f"{ITERATION_SCHEDULE_VERSION_FABRIC}; got {version!r}"
             )
         phases = data.get("phases")
         if not isinstance(phases, list) or not all(isinstance(p, Mapping) for p in phases):
@@ -266,9 +361,11 @@ class IterationSchedule:
                 )
             names.append(name)
             gaps.append(check_number(gap, f"phases[{k}].gap_before"))
-        # The switches are read by the single-matrix reader; phase tags are read here.
-        body = {key: data[key] for key in ("ports", "delta", "switches") if key in data}
-        base = Schedule.from_dict({"format": "ocsched.schedule", "version": 1, **body})
+        # The switches (and a version-2 fabric) are read by the single-matrix reader, whose
+        # version numbers are the same; phase tags are read here.
+        keys = ("ports", "delta") if version == ITERATION_VERSION else ("ports", *_FABRIC_KEYS)
+        body = {key: data[key] for key in (*keys, "switches") if key in data}
+        base = Schedule.from_dict({"format": "ocsched.schedule", "version": version, **body})
         tags = []
         for b, sw in enumerate(data["switches"]):
             row = []
@@ -296,10 +393,12 @@ class IterationSchedule:
             algorithm,
             None if lb is None else check_number(lb, "lower_bound"),
             dict(meta),
+            base.fabric,
         )
         recorded = data.get("makespan")
-        if isinstance(recorded, numbers.Real) and abs(float(recorded) - sched.makespan) > 1e-9 * max(
-            1.0, sched.makespan
+        # Relative: a schedule of 1e-12 s is checked as strictly as one of 1 s.
+        if isinstance(recorded, numbers.Real) and abs(float(recorded) - sched.makespan) > 1e-9 * abs(
+            sched.makespan
         ):
             raise InvalidInputError(
                 f"iteration schedule `makespan` = {recorded} disagrees with its configurations, "

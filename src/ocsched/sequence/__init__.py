@@ -16,12 +16,18 @@ The model (barriers, hidden delays, persistence) is in :mod:`ocsched.iteration`;
 :func:`iteration_lower_bound` bounds the iteration time and :func:`validate_iteration` checks a
 schedule against it.
 
+Both run on any fabric the base supports: on identical all-stop switches that never fail as
+above, on any other through :mod:`~ocsched.sequence.on_fabric` (each phase's base schedule from
+its release; windows and failures are absolute times).
+
 Modules: :mod:`~ocsched.sequence.independent`, :mod:`~ocsched.sequence.seq` (spectra-seq's walk
 through the phases), :mod:`~ocsched.sequence.placement` and :mod:`~ocsched.sequence.layout` (its
 per-phase placement and layout), :mod:`~ocsched.sequence.carry` (the carry run's
-decomposition), :mod:`~ocsched.sequence.bounds`, :mod:`~ocsched.sequence.validate`,
-:mod:`~ocsched.sequence.rows` (flat metrics) and :mod:`~ocsched.sequence._common` (shared types and
-the cached base schedules).
+decomposition), :mod:`~ocsched.sequence.on_fabric` (both schedulers on other fabrics),
+:mod:`~ocsched.sequence.bounds` and :mod:`~ocsched.sequence.fabric_bound`,
+:mod:`~ocsched.sequence.rules` (the rule on one switch with persistence),
+:mod:`~ocsched.sequence.validate`, :mod:`~ocsched.sequence.rows` (flat metrics) and
+:mod:`~ocsched.sequence._common` (shared types and the cached base schedules).
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features
 from ocsched.sequence._common import RngLike, Tagged
 from ocsched.sequence.bounds import iteration_lower_bound
+from ocsched.sequence.fabric_bound import fabric_iteration_lower_bound
 from ocsched.sequence.independent import run_independent
+from ocsched.sequence.on_fabric import run_independent_on, run_seq_on
 from ocsched.sequence.rows import iteration_row, phase_rows
 from ocsched.sequence.seq import run_seq
 from ocsched.sequence.validate import validate_iteration
@@ -46,6 +54,7 @@ from ocsched.sequence.validate import validate_iteration
 __all__ = [
     "ITERATION_SCHEDULERS",
     "IterationScheduler",
+    "fabric_iteration_lower_bound",
     "iteration_algorithms",
     "iteration_lower_bound",
     "iteration_row",
@@ -63,7 +72,8 @@ class IterationScheduler:
     ----------
     run : callable
         ``run(iteration, fabric, base, rng)`` returning, per switch, ``(phase, Configuration)`` in
-        time order; ``base`` is a key of :data:`~ocsched.schedulers.SCHEDULERS`.
+        time order (absolute times); ``base`` is a key of :data:`~ocsched.schedulers.SCHEDULERS`.
+        Any fabric: the base must support it (:func:`schedule_iteration` checks).
     description : str
         One line for listings.
     """
@@ -72,14 +82,26 @@ class IterationScheduler:
     description: str
 
 
+def _spectra_seq(iteration: Iteration, fabric: Fabric, base: str, rng: RngLike) -> Tagged:
+    if fabric.is_uniform:
+        return run_seq(iteration, fabric, base, rng)
+    return run_seq_on(iteration, fabric, base, rng)
+
+
+def _independent(iteration: Iteration, fabric: Fabric, base: str, rng: RngLike) -> Tagged:
+    if fabric.is_uniform:
+        return run_independent(iteration, fabric, base, rng)
+    return run_independent_on(iteration, fabric, base, rng)
+
+
 ITERATION_SCHEDULERS: dict[str, IterationScheduler] = {
     "spectra-seq": IterationScheduler(
-        run_seq,
+        _spectra_seq,
         "per-phase base schedules with delays hidden in gaps and idle time, persistence of recurring "
         "permutations and joint re-placement; never later than independent",
     ),
     "independent": IterationScheduler(
-        run_independent, "each phase scheduled on its own by the base scheduler, makespans added up"
+        _independent, "each phase scheduled on its own by the base scheduler, makespans added up"
     ),
 }
 
@@ -93,15 +115,24 @@ def iteration_algorithms() -> dict[str, str]:
     return {k: a.description for k, a in ITERATION_SCHEDULERS.items()}
 
 
-def _uniform(switches: object, delta: object, fabric: Fabric | None) -> Fabric:
-    fab = as_fabric(switches, delta, fabric)
-    missing = fabric_features(fab)
-    if missing:
+def _check_base(base: str, fabric: Fabric, n: int) -> None:
+    """Refuse a base the fabric or the port count rules out (the iteration schedulers take any fabric)."""
+    sch = SCHEDULERS[base]
+    if sch.max_ports is not None and n > sch.max_ports:
         raise InvalidInputError(
-            f"iteration schedules support identical all-stop switches without failures only; "
-            f"the fabric is {', '.join(sorted(missing))}"
+            f"base {base!r} supports at most {sch.max_ports} ports; the iteration has {n}"
         )
-    return fab
+    features = fabric_features(fabric)
+    missing = features - sch.supports
+    if missing:
+        can = ", ".join(sorted(sch.supports)) or "identical all-stop switches without failures only"
+        raise InvalidInputError(
+            f"base {base!r} does not support {', '.join(sorted(missing))} fabrics (it supports: {can}); "
+            "choose another `base`"
+        )
+    lacking = sch.requires - features
+    if lacking:
+        raise InvalidInputError(f"base {base!r} needs a fabric with {', '.join(sorted(lacking))}")
 
 
 def schedule_iteration(
@@ -125,8 +156,8 @@ def schedule_iteration(
     delta : float
         Reconfiguration delay >= 0, in the unit of the demands and gaps.
     fabric : Fabric, optional
-        Instead of ``switches`` and ``delta``: a uniform fabric (identical all-stop switches
-        without failures; others are refused).
+        Instead of ``switches`` and ``delta``: any fabric (per-switch delays and rates, down
+        windows and failed links at absolute times, the partial model) that ``base`` supports.
     algorithm : str
         A key of :data:`ITERATION_SCHEDULERS`; ``"spectra-seq"``, the best, by default.
     base : str
@@ -140,13 +171,15 @@ def schedule_iteration(
     -------
     IterationSchedule
         With ``makespan`` (the iteration time), ``exposed``, per-phase ``releases``/``ends``,
-        ``lower_bound`` (:func:`iteration_lower_bound`) and provenance in ``meta``.
+        ``lower_bound`` (:func:`iteration_lower_bound`, or :func:`fabric_iteration_lower_bound`
+        on a fabric), its ``fabric`` (None when uniform) and provenance in ``meta``.
 
     Raises
     ------
     InvalidInputError
         For an iteration that is not an :class:`~ocsched.iteration.Iteration`, bad ``switches``
-        or ``delta``, a non-uniform fabric, an unknown ``algorithm`` or ``base``.
+        or ``delta``, an unknown ``algorithm`` or ``base``, a ``base`` that does not support the
+        fabric (the message names the feature), or a failed link on a port the iteration lacks.
 
     Notes
     -----
@@ -179,6 +212,18 @@ def schedule_iteration(
     run; the dedication and carry runs (which may end a phase later, for a better state) are
     kept only if the whole iteration ends earlier than it.
 
+    On a fabric other than identical all-stop switches without failures, windows and failures
+    are absolute times, so each phase's base schedule is computed from the phase's release
+    (:mod:`ocsched.sequence.on_fabric`). ``independent`` places each phase from its release;
+    ``spectra-seq`` keeps per phase the earliest-ending of ``independent``'s configurations of
+    the phase (so it is never later), the base schedule from its own release, and that schedule
+    with timelines moved between interchangeable switches to the one holding their first
+    permutation; each switch's timeline then starts as early as its fabric's rule and
+    persistence allow (delays hidden in gaps and idle time, checked configuration by
+    configuration). On identical switches (any rate, either model) the uniform walk above also
+    runs (all-stop, on the demands over the rate), and the earlier iteration is kept if it avoids
+    the fabric's down windows and failed links.
+
     Examples
     --------
     Two identical phases: the permutation persists, so the second pays no delay.
@@ -192,30 +237,32 @@ def schedule_iteration(
     """
     if not isinstance(iteration, Iteration):
         raise InvalidInputError(f"`iteration` must be an ocsched.Iteration; got {type(iteration).__name__}")
-    fab = _uniform(switches, delta, fabric)
+    fab = as_fabric(switches, delta, fabric)
+    fab.check_ports(iteration.n)
     check_choice(algorithm, "algorithm", ITERATION_SCHEDULERS)
     check_choice(base, "base", SCHEDULERS)
-    sch = SCHEDULERS[base]
-    if sch.max_ports is not None and iteration.n > sch.max_ports:
-        raise InvalidInputError(
-            f"base {base!r} supports at most {sch.max_ports} ports; the iteration has {iteration.n}"
-        )
+    _check_base(base, fab, iteration.n)
     t0 = time.perf_counter()
     tagged = ITERATION_SCHEDULERS[algorithm].run(iteration, fab, base, rng)
     elapsed = time.perf_counter() - t0
+    if fab.is_uniform:
+        bound = iteration_lower_bound(iteration, switches=fab.size, delta=fab.deltas[0])
+    else:
+        bound = fabric_iteration_lower_bound(iteration, fabric=fab)
     return IterationSchedule(
         ports=iteration.n,
-        delta=fab.deltas[0],
+        delta=max(fab.deltas),
         switches=tuple(tuple(c for _, c in sw) for sw in tagged),
         phase_of=tuple(tuple(k for k, _ in sw) for sw in tagged),
         gaps=iteration.gaps,
         names=iteration.names,
         algorithm=f"{algorithm}/{base}",
-        lower_bound=iteration_lower_bound(iteration, switches=fab.size, delta=fab.deltas[0]),
+        lower_bound=bound,
         meta={
             "ocsched_version": __version__,
             "switches": fab.size,
             "seed": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
             "runtime_s": elapsed,
         },
+        fabric=None if fab.is_uniform else fab,
     )

@@ -244,7 +244,9 @@ def fill_by(
     room = np.full(base.size, -np.inf)
     room[targets] = horizon - base[targets]
     out: list[list[list[Any]]] = [[] for _ in range(base.size)]
-    eps = 1e-12 * max(1.0, abs(horizon))
+    # Round-off of the rooms (differences of times near the horizon): relative, never absolute,
+    # so that phases of 1e-12 s are packed as phases of 1 s are.
+    eps = 1e-12 * abs(horizon)
     for perm, w in sorted(loose, key=lambda p: -p[1]):
         left = w
         fits = np.nonzero(room >= delta + left)[0]
@@ -263,7 +265,9 @@ def fill_by(
         if left > eps:
             return None
         if left > 0:  # float crumbs go to the last piece, so the weight is served exactly
-            last = next(sw for sw in reversed(out) if sw and sw[-1][0] is perm)
+            last = next((sw for sw in reversed(out) if sw and sw[-1][0] is perm), None)
+            if last is None:  # no room took any of it: it does not fit, whatever its size
+                return None
             last[-1][1] += left
     return out
 

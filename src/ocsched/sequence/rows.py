@@ -32,7 +32,10 @@ def iteration_row(
     gaps = float(sum(schedule.gaps))
     lb = schedule.lower_bound if bound is None else bound
     n_conf = schedule.num_configurations
-    full = n_conf * schedule.delta
+    if schedule.fabric is None:
+        full = n_conf * schedule.delta
+    else:  # every configuration's own switch delay
+        full = sum(len(sw) * schedule.switch_delta(b) for b, sw in enumerate(schedule.switches))
     exposed = schedule.exposed
 
     def ratio(a: float, b: float | None) -> float | None:
@@ -72,11 +75,11 @@ def phase_rows(schedule: IterationSchedule) -> list[dict[str, float | int | str]
     """
     k_all = schedule.num_phases
     count, reused = [0] * k_all, [0] * k_all
-    for sw, ph in zip(schedule.switches, schedule.phase_of, strict=True):
+    for b, (sw, ph) in enumerate(zip(schedule.switches, schedule.phase_of, strict=True)):
         prev: Configuration | None = None
         for c, k in zip(sw, ph, strict=True):
             count[k] += 1
-            reused[k] += schedule.reuses(prev, c)
+            reused[k] += schedule.reuses(prev, c, switch=b)
             prev = c
     return [
         {

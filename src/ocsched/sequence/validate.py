@@ -1,4 +1,4 @@
-"""Check an iteration schedule against its iteration: coverage per phase, barriers, the delay rule."""
+"""Check an iteration schedule against its iteration and fabric: coverage per phase, barriers, the rule."""
 
 from __future__ import annotations
 
@@ -7,86 +7,119 @@ from typing import Any
 
 import numpy as np
 
-from ocsched._checks import check_delta
+from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError
-from ocsched.iteration import Iteration, IterationSchedule, start_after
-from ocsched.model import Configuration, Schedule
-from ocsched.validate import ValidationReport, Violation, validate
+from ocsched.fabric import Fabric, Switch
+from ocsched.iteration import Iteration, IterationSchedule
+from ocsched.model import Configuration, Demand, Schedule
+from ocsched.sequence.rules import crosses, iteration_switch_violations
+from ocsched.validate import TOL, ValidationReport, Violation, validate
+
+#: Kinds the per-phase single-matrix check reports that are checked here on whole timelines (the
+#: delay rule with persistence, down windows, failed links) or once for the schedule (its fabric).
+_WHOLE = frozenset({"timing", "down", "link", "delta", "rate", "model", "switches", "ports"})
 
 
 def validate_iteration(
     schedule: IterationSchedule,
     iteration: Iteration,
     *,
+    fabric: Fabric | None = None,
     delta: float | None = None,
-    tol: float = 1e-9,
+    switches: int | None = None,
+    tol: float = TOL,
     max_violations: int = 1000,
 ) -> ValidationReport:
     """Check ``schedule`` against ``iteration`` and return every violation.
 
-    Valid when: the schedule has the iteration's ports and phases; every configuration's phase
-    tag is in range and tags never decrease along a switch; every phase's configurations are
-    matchings that serve its demand (checked by :func:`ocsched.validate.validate` on the phase
-    alone, violations prefixed with the phase); every configuration of phase k starts at or after
-    ``R_k = C_{k-1} + g_k`` (the barrier; the gaps are the iteration's); and every configuration
-    starts at least ``delta`` after the previous one on its switch ends (the first at ``delta``
-    or later), or just after it if it is identical (persistence).
+    Valid when: the schedule has the iteration's ports, phases and gaps; every configuration's
+    phase tag is in range and tags never decrease along a switch; every phase's configurations
+    are matchings that serve its demand on the fabric (:func:`ocsched.validate.validate` on the
+    phase alone, at each switch's rate, violations prefixed with the phase); every
+    configuration of phase k starts at or after ``R_k = C_{k-1} + g_k`` (the barrier; the gaps
+    are the iteration's); and every switch's timeline, all phases together, follows its
+    fabric's rule (per-switch delay, down windows, failed links, all-stop or partial) with
+    persistence (:func:`ocsched.sequence.rules.iteration_switch_violations`: a configuration
+    identical to its predecessor, no down window between, needs only to start after it ends).
+    Under the partial model a circuit kept from the previous phase's last configuration also
+    carries the next phase's traffic from that phase's release on.
+
+    The schedule is checked against its own fabric and, when ``fabric``, ``delta`` or
+    ``switches`` is given, against that too, exactly as :func:`ocsched.validate.validate` does:
+    a schedule claiming a smaller delay, a higher rate, a more lenient model or another number of
+    switches than the real fabric is reported.
 
     Parameters
     ----------
     schedule : IterationSchedule
         The schedule to check.
     iteration : Iteration
-        The phases it must serve.
+        The phases it must serve, with their gaps.
+    fabric : Fabric, optional
+        The real fabric to check against as well.
     delta : float, optional
-        The fabric's delay, to check against instead of the schedule's own (a schedule claiming a
-        smaller one is reported).
+        The real uniform delay (shortcut: the schedule's fabric with every delay set to ``delta``).
+    switches : int, optional
+        The real number of switches.
     tol : float
-        Relative tolerance for serving and timing.
+        Relative tolerance (:data:`ocsched.validate.TOL`): serving within ``tol`` of the line
+        sums, a delay within ``tol`` of itself, a barrier within ``tol`` of the gap, each plus a
+        few ulps of the times compared; no absolute floor, so it holds at any scale.
     max_violations : int
         Stop listing after this many.
+
+    Raises
+    ------
+    InvalidInputError
+        For a ``fabric`` that is not a Fabric, both ``fabric`` and ``delta``, a bad ``delta`` or
+        ``switches``, or a fabric whose failed link names a port the iteration does not have.
 
     Examples
     --------
     >>> from ocsched.iteration import Iteration, Phase
     >>> from ocsched.sequence import schedule_iteration
     >>> it = Iteration([Phase([[0, 1], [1, 0]]), Phase([[0, 2], [0, 0]], gap_before=1.0)])
-    >>> validate_iteration(schedule_iteration(it, switches=2, delta=0.1), it).ok
+    >>> sched = schedule_iteration(it, switches=2, delta=0.1)
+    >>> validate_iteration(sched, it).ok
     True
+    >>> [v.kind for v in validate_iteration(sched, it, delta=0.2).violations][:2]
+    ['delta', 'delta']
     """
     out: list[Violation] = []
 
     def add(kind: str, msg: str) -> None:
         out.append(Violation(kind, msg))
 
-    if schedule.ports != iteration.n:
-        add(
-            "ports", f"schedule has {schedule.ports} ports but the iteration is {iteration.n} x {iteration.n}"
-        )
+    n, s = schedule.ports, schedule.num_switches
+    if n != iteration.n:
+        add("ports", f"schedule has {n} ports but the iteration is {iteration.n} x {iteration.n}")
     if schedule.num_phases != len(iteration):
         add("phases", f"schedule has {schedule.num_phases} phases but the iteration has {len(iteration)}")
-    d = schedule.delta
-    if delta is not None:
-        d = check_delta(delta)
-        if schedule.delta < d:
-            add("delta", f"schedule assumes delta {schedule.delta:.12g}, below the fabric's {d:.12g}")
-    if not (np.isfinite(d) and d >= 0):
-        add("delta", f"schedule delta must be a finite number >= 0; got {d!r}")
-        d = 0.0
+    for k, (mine, phase) in enumerate(zip(schedule.gaps, iteration.phases, strict=False)):
+        if not _close(mine, phase.gap_before, tol):
+            add(
+                "gaps",
+                f"schedule records gap_before {mine!r} for phase {k} ({phase.name!r}) but the iteration's "
+                f"is {phase.gap_before!r}",
+            )
+    own = _own_fabric(schedule)
+    real = _real_fabric(own, fabric, delta)
+    if real is not None:
+        real.check_ports(iteration.n)
+    if switches is not None:
+        check_switches(switches)
+    # The claims (delay, rate, model, number of switches, meta.switches) are the single-matrix
+    # validator's: judged on the schedule's switches without any configuration.
+    empty = Schedule(n, schedule.delta, ((),) * s, meta=schedule.meta, fabric=schedule.fabric)
+    nothing = Demand(max(n, 1), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    for v in validate(empty, nothing, fabric=real, switches=switches, tol=tol).violations:
+        add(v.kind, v.message)
+    fabrics = [own] if real is None or real == own or real.size != s else [own, real]
+    checked = fabrics[-1]
+
     k_max = min(schedule.num_phases, len(iteration))
-    # Releases from the iteration's gaps, not the schedule's own copy of them.
-    last = [-np.inf] * k_max
-    for sw, ph in zip(schedule.switches, schedule.phase_of, strict=True):
-        for c, k in zip(sw, ph, strict=True):
-            if 0 <= k < k_max and np.isfinite(c.end):
-                last[k] = max(last[k], c.end)
-    releases, end = [], 0.0
-    for k in range(k_max):
-        releases.append(end + iteration.phases[k].gap_before)
-        end = max(releases[-1], last[k])
-    scale_t = tol * max(1.0, end)
+    releases = _releases(schedule, iteration, k_max)
     for b, (sw, ph) in enumerate(zip(schedule.switches, schedule.phase_of, strict=True)):
-        prev: Configuration | None = None
         prev_k = 0
         for idx, (conf, k) in enumerate(zip(sw, ph, strict=True)):
             where = f"switch {b} configuration {idx}"
@@ -96,36 +129,165 @@ def validate_iteration(
             if k < prev_k:
                 add("phases", f"{where}: phase {k} follows a configuration of phase {prev_k}")
             prev_k = k
-            if not (np.isfinite(conf.start) and np.isfinite(conf.duration)):
+            if not (np.isfinite(conf.start) and np.isfinite(conf.end)):
                 continue  # reported by the per-phase check
-            if conf.start < releases[k] - scale_t:
+            release = releases[k]
+            gap = iteration.phases[k].gap_before
+            if conf.start < release - (tol * gap + _ulps(conf.start, release)):
                 add(
                     "barrier",
                     f"{where}: phase {k} ({iteration.phases[k].name!r}) starts at {conf.start:.12g}, "
-                    f"before its release {releases[k]:.12g}",
+                    f"before its release {release:.12g}",
                 )
-            earliest = start_after(prev, conf, d)
-            if conf.start < earliest - scale_t:
-                add(
-                    "timing",
-                    f"{where}: starts at {conf.start:.12g}, before {earliest:.12g} (the previous end"
-                    f"{'' if prev is not None and earliest == prev.end else ' + delta'})",
-                )
-            prev = conf
+        for f in fabrics:
+            if b >= f.size:
+                continue
+            label = "" if f is own else "on the given fabric: "
+            for idx, kind, msg in iteration_switch_violations(
+                sw,
+                f.deltas[b],
+                model=f.model,
+                windows=f.windows(b),
+                failed_ports=f.failed_ports(b),
+                rtol=tol,
+            ):
+                add(kind, f"{label}switch {b} configuration {idx}: {msg}")
+
     max_short = 0.0
-    for k in range(k_max):
+    for k, alone in enumerate(_phase_schedules(schedule, k_max)):
         phase = iteration.phases[k]
-        # Delay 0: the delay rule with persistence is checked above; here coverage and matchings.
-        alone = dataclasses.replace(schedule.phase_schedule(k), delta=0.0)
-        rep = validate(alone, phase.demand, tol=tol)
-        max_short = max(max_short, rep.max_shortfall)
-        for v in rep.violations:
-            if v.kind not in ("timing", "delta"):  # timing is checked above, with persistence
-                add(v.kind, f"phase {k} ({phase.name!r}): {v.message}")
+        rep = validate(alone, phase.demand, fabric=real, tol=tol)
+        found = [v for v in rep.violations if v.kind not in _WHOLE]
+        short = rep.max_shortfall
+        if checked.model == "partial":
+            kept = _carried_in(schedule, k, releases[k], checked)
+            if kept is not None:  # what circuits kept from phase k - 1 carry after R_k counts too
+                rep = validate(kept, phase.demand, fabric=real, tol=tol)
+                found = [v for v in found if v.kind != "unserved"]
+                found += [v for v in rep.violations if v.kind == "unserved"]
+                short = rep.max_shortfall
+        max_short = max(max_short, short)
+        for v in found:
+            add(v.kind, f"phase {k} ({phase.name!r}): {v.message}")
     if len(out) > max_violations:
         more = Violation("truncated", f"more than {max_violations} violations; stopped listing")
         out = [*out[:max_violations], more]
     return ValidationReport(out, schedule.makespan, max_short)
+
+
+def _phase_schedules(schedule: IterationSchedule, k_max: int) -> list[Schedule]:
+    """:meth:`IterationSchedule.phase_schedule` of phases 0..k_max-1, in one pass over the configurations."""
+    per: list[list[list[Configuration]]] = [[[] for _ in schedule.switches] for _ in range(k_max)]
+    for b, (sw, ph) in enumerate(zip(schedule.switches, schedule.phase_of, strict=True)):
+        for c, k in zip(sw, ph, strict=True):
+            if 0 <= k < k_max:
+                per[k][b].append(c)
+    return [
+        Schedule(
+            ports=schedule.ports,
+            delta=schedule.delta,
+            switches=tuple(tuple(sw) for sw in p),
+            algorithm=schedule.algorithm,
+            fabric=schedule.fabric,
+        )
+        for p in per
+    ]
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return bool(abs(a - b) <= tol * max(abs(a), abs(b)))
+
+
+def _ulps(*times: float) -> float:
+    """A few ulps of the times compared: the round-off of a sum of them, relative to them."""
+    return 8.0 * float(np.spacing(max(abs(t) for t in times)))
+
+
+def _releases(schedule: IterationSchedule, iteration: Iteration, k_max: int) -> list[float]:
+    """``R_k`` from the iteration's gaps (not the schedule's own copy) and the schedule's configurations."""
+    last = [-np.inf] * k_max
+    for sw, ph in zip(schedule.switches, schedule.phase_of, strict=True):
+        for c, k in zip(sw, ph, strict=True):
+            if 0 <= k < k_max and np.isfinite(c.end):
+                last[k] = max(last[k], c.end)
+    releases, end = [], 0.0
+    for k in range(k_max):
+        releases.append(end + iteration.phases[k].gap_before)
+        end = max(releases[-1], last[k])
+    return releases
+
+
+def _own_fabric(schedule: IterationSchedule) -> Fabric:
+    """The fabric the schedule claims (a non-finite delay, reported by the claims check, as 0)."""
+    if schedule.fabric is not None:
+        return schedule.fabric
+    d = schedule.delta
+    return Fabric.uniform(max(1, schedule.num_switches), d if np.isfinite(d) and d >= 0 else 0.0)
+
+
+def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fabric | None:
+    if fabric is not None and delta is not None:
+        raise InvalidInputError("give either `fabric` or `delta`, not both")
+    if fabric is not None:
+        if not isinstance(fabric, Fabric):
+            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
+        return fabric
+    if delta is not None:
+        d = check_delta(delta)
+        return Fabric(tuple(Switch(d, x.rate) for x in own.switches), own.down, own.failed_links, own.model)
+    return None
+
+
+def _carried_in(schedule: IterationSchedule, k: int, release: float, fabric: Fabric) -> Schedule | None:
+    """Phase k alone, each switch's first configuration preceded by what it keeps from the switch's
+    previous one (of an earlier phase) as a zero-length configuration at ``max(its end, R_k)``.
+
+    Under the partial model the single-matrix check then credits those circuits with the time
+    they stay lit after the release (none across a down window, none on a link failed by then),
+    which the phase alone does not see. None when no switch keeps anything across the barrier.
+    """
+    out: list[tuple[Configuration, ...]] = []
+    any_kept = False
+    for b, (sw, ph) in enumerate(zip(schedule.switches, schedule.phase_of, strict=True)):
+        mine = tuple(c for c, p in zip(sw, ph, strict=True) if p == k)
+        first = next((i for i, p in enumerate(ph) if p == k), None)
+        ghost = None
+        if mine and first and b < fabric.size and ph[first - 1] < k:
+            ghost = _kept(sw[first - 1], sw[first], release, fabric, b)
+        any_kept = any_kept or ghost is not None
+        out.append(mine if ghost is None else (ghost, *mine))
+    if not any_kept:
+        return None
+    return dataclasses.replace(schedule.phase_schedule(k), switches=tuple(out))
+
+
+def _kept(
+    prev: Configuration, conf: Configuration, release: float, fabric: Fabric, b: int
+) -> Configuration | None:
+    """The circuits ``conf`` keeps from ``prev`` that stay lit from ``max(prev.end, release)`` on."""
+    t = max(prev.end, release)
+    n = conf.ports
+    if not (np.isfinite(prev.end) and np.isfinite(conf.start)) or conf.start <= t or prev.ports != n:
+        return None
+    if crosses(fabric.windows(b), prev.end, conf.start):
+        return None  # the switch goes dark in between
+    pi, po = prev.circuit_arrays()
+    ci, co = conf.circuit_arrays()
+    ok = (po >= 0) & (po < n) & (pi < n)
+    both = np.intersect1d(pi[ok] * n + po[ok], ci * n + co)
+    ins, outs = both // n, both % n
+    # A circuit whose link fails before conf starts is not lit until then (conf using it is
+    # reported as a failed-link violation anyway).
+    failed = fabric.failed_ports(b)
+    lit = [
+        min(failed.get(int(i), np.inf), failed.get(int(j), np.inf)) >= conf.start
+        for i, j in zip(ins, outs, strict=True)
+    ]
+    ins, outs = ins[np.array(lit, dtype=bool)], outs[np.array(lit, dtype=bool)]
+    _, first = np.unique(outs, return_index=True)  # one circuit per output, as in a matching
+    if first.size == 0:
+        return None
+    return Configuration.sparse(t, 0.0, ins[first], outs[first], ports=n)
 
 
 def validate_any(schedule: Schedule | IterationSchedule, demand: Any, **kwargs: Any) -> ValidationReport:
