@@ -171,3 +171,32 @@ def dense_demands(draw: st.DrawFn, min_n: int = 34, max_n: int = 44) -> NDArray[
             d[i, j] = 0.0
     np.fill_diagonal(d, 0.0)
     return d
+
+
+@st.composite
+def failing_links(
+    draw: st.DrawFn,
+    n: int,
+    horizon: float,
+    *,
+    max_switches: int = 4,
+    when: tuple[str, ...] = ("0", "mid", "late"),
+) -> Fabric:
+    """A fabric (mixed delays and rates, either model) with links failing at 0, mid-way or late.
+
+    ``horizon`` is about when a schedule ends: "mid" failures fall in ``(0, horizon)``, "late" ones
+    after ``100 horizon``. A port may lose every link (schedulers must then refuse or cope).
+    """
+    s = draw(st.integers(1, max_switches))
+    scale = horizon or 1.0
+    deltas = [draw(st.sampled_from([0.0, 1e-3, 0.05, 0.3])) * scale for _ in range(s)]
+    rates = [draw(st.sampled_from([0.5, 1.0, 2.0])) for _ in range(s)]
+    links = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(when))
+        start = (
+            0.0 if kind == "0" else draw(st.floats(0.05, 0.95)) * scale if kind == "mid" else 100.0 * scale
+        )
+        links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(0, s - 1)), start))
+    model = draw(st.sampled_from(("all-stop", "partial")))
+    return Fabric(tuple(Switch(d, r) for d, r in zip(deltas, rates, strict=True)), (), tuple(links), model)

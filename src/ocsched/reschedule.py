@@ -1,11 +1,14 @@
 """Repair a schedule after a switch or a link fails mid-run: keep what was done, replan the rest.
 
-:func:`reschedule` keeps every configuration that finished before the failure, cuts the ones
-running at that moment, and places what is left on the surviving fabric from the failure on.
+:func:`reschedule` checks the schedule against the demand, keeps every configuration that
+finished before the failure, cuts what the failure hits at that moment, lets the switches it
+leaves alone finish what they run (or keep their whole schedule, or stop too: whichever ends
+first), places what is left on the surviving fabric and validates the result before returning it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -21,7 +24,7 @@ from ocsched.assign import PLACEMENTS, _identical_live, place_on_fabric
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
-from ocsched.errors import InvalidInputError
+from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, LinkDown, SwitchDown
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.timing import held_times
@@ -96,19 +99,26 @@ def reschedule(
 ) -> Schedule:
     """Return a schedule for ``demand`` that survives ``failure``, reusing ``schedule`` up to it.
 
-    Everything that finished by ``failure.at`` is kept; configurations running then are cut at
-    ``at`` (what they served so far counts); later ones are dropped. What they would still have
-    served (each configuration's permutation with its remaining time, as demand) is placed on the
-    degraded fabric from ``at`` on with ``placement`` (every switch dark from ``at``: the first
-    new configurations start a delay later). No new decomposition is needed, so this costs a
-    fraction of scheduling from scratch. If the pieces fall short of the residual (under the
-    partial model the dropped schedule's kept circuits also served in its gaps), the residual is
-    decomposed afresh with Spectra.
+    Everything that finished by ``failure.at`` is kept. The switch the failure hits cuts the
+    configuration it is running at ``at`` (a link failure: only if that configuration uses the
+    failed port; under the partial model its other circuits stay lit until the configuration's
+    end), and its later configurations are dropped. Each switch the failure leaves alone
+    either finishes the configuration it is running and then reconfigures, or keeps its whole
+    schedule, or (as the failed one) is cut at ``at``: all three are built and the one that
+    ends first is returned, so the result never ends later than cutting every switch.
+
+    What the dropped and cut configurations would still have served (each configuration's
+    permutation with its remaining time, as demand) is placed on the degraded fabric with
+    ``placement``, each switch from when it stops following the old schedule (dark from then:
+    its first new configuration starts a delay later). No new decomposition is needed, so this
+    costs a fraction of scheduling from scratch. If the pieces fall short of the residual
+    (under the partial model the dropped schedule's kept circuits also served in its gaps), the
+    residual is decomposed afresh with Spectra.
 
     Parameters
     ----------
     schedule : Schedule
-        The schedule that was running (valid for ``demand``).
+        The schedule that was running; it must be valid for ``demand`` on its own fabric.
     demand : array_like, sparse matrix or Demand
         The demand it serves.
     failure : SwitchFailure or LinkFailure
@@ -125,10 +135,14 @@ def reschedule(
     Raises
     ------
     InvalidInputError
-        If the failure names a switch or port outside the schedule, or ``demand`` does not match.
+        If the failure names a switch or port outside the schedule, ``demand`` does not match,
+        or ``schedule`` is not valid for ``demand`` (the message names its first violations).
     InfeasibleError
         If the surviving fabric cannot serve the residual (every switch down, or a port whose
         links have all failed still has demand).
+    InvalidScheduleError
+        Never for valid input: the result is validated before it is returned, and a failure
+        there is a bug (reported as an internal error, never returned).
 
     Examples
     --------
@@ -136,8 +150,8 @@ def reschedule(
     >>> d = [[0, 3, 1], [1, 0, 3], [3, 1, 0]]
     >>> s = schedule(d, switches=2, delta=0.5)
     >>> new = reschedule(s, d, SwitchFailure(1, 1.0))
-    >>> validate(new, d).ok, new.on_fabric().down
-    (True, (SwitchDown(switch=1, start=1.0, end=inf),))
+    >>> validate(new, d).ok, new.makespan, new.on_fabric().down
+    (True, 4.5, (SwitchDown(switch=1, start=1.0, end=inf),))
     """
     t_start = time.perf_counter()
     dem = as_demand(demand)
@@ -148,32 +162,203 @@ def reschedule(
     if isinstance(failure, LinkFailure) and failure.port >= dem.n:
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{dem.n - 1}")
     degraded = degrade(fab, failure)
+    before = validate(schedule, dem)
+    if not before.ok:
+        shown = "; ".join(str(v) for v in before.violations[:2])
+        more = f" (and {len(before.violations) - 2} more)" if len(before.violations) > 2 else ""
+        raise InvalidInputError(f"`schedule` is not valid for `demand`: {shown}{more}")
+    best: Schedule | None = None
+    best_rank = len(POLICIES)
+    seen: set[bytes] = set()
+    # Cutting every switch first (the fastest: compiled on identical switches); a policy whose
+    # cheap bound cannot beat the best so far is skipped.
+    for policy in sorted(POLICIES, key=lambda p: p != "cut"):
+        cut = _cuts(schedule, failure, policy)
+        if cut.tobytes() in seen:
+            continue  # the same cuts as a policy tried (nothing runs at the failure)
+        seen.add(cut.tobytes())
+        if best is not None and _bound(schedule, dem, degraded, failure, cut) > best.makespan:
+            continue
+        out = _repair(schedule, dem, fab, degraded, failure, cut, placement, t_start)
+        rank = POLICIES.index(policy)
+        if best is None or (out.makespan, rank) < (best.makespan, best_rank):
+            best, best_rank = out, rank
+    assert best is not None
+    report = validate(best, dem)
+    if not report.ok:
+        shown = "; ".join(str(v) for v in report.violations[:3])
+        raise InvalidScheduleError(
+            f"internal error: reschedule built an invalid schedule ({POLICIES[best_rank]}: {shown}); "
+            "please report it"
+        )
+    return dataclasses.replace(best, meta={**best.meta, "runtime_s": time.perf_counter() - t_start})
+
+
+#: How the switches the failure leaves alone go on, in order of preference when two end together:
+#: finish the configuration running at the failure, keep the whole old schedule, or stop at
+#: the failure like the failed switch.
+POLICIES = ("finish", "keep", "cut")
+
+
+def _bound(
+    schedule: Schedule, dem: Demand, fabric: Fabric, failure: SwitchFailure | LinkFailure, cut: FloatArray
+) -> float:
+    """A makespan no repair with these cuts can beat (all-stop; 0 under partial, where it may serve less).
+
+    What is left must be placed after each switch's start: the time T at which
+    ``sum_b r_b (T - t0_b)^+`` reaches the amount left (delays and windows ignored: they only make
+    it later), and no earlier than the kept part ends.
+    """
+    if fabric.model != "all-stop" or _split_any(schedule, cut, failure, fabric.model):
+        return 0.0
     at = float(failure.at)
-    kept = _kept(schedule, at)
-    residual: Demand | None = None
+    ends = [
+        max([at] + [min(c.end, float(cut[b])) for c in sw if c.start < cut[b]])
+        for b, sw in enumerate(schedule.switches)
+    ]
+    kept_end = max(
+        (min(c.end, float(cut[b])) for b, sw in enumerate(schedule.switches) for c in sw if c.start < cut[b]),
+        default=0.0,
+    )
+    dec, short = _leftover(schedule, dem, fabric, cut)
+    if not short:
+        return kept_end
+    work = float(dec.weights.sum())
+    # No delay before the first piece: it may extend the running configuration (_extend_running).
+    ready = np.array(ends)
+    rate = np.array(fabric.rates)
+    dead = [any(a <= ends[b] and e == math.inf for a, e in fabric.windows(b)) for b in range(fabric.size)]
+    order = [b for b in np.argsort(ready, kind="stable").tolist() if not dead[b]]
+    # Fill the switches as they become ready: between two ready times, the ready ones serve.
+    served, r_sum = 0.0, 0.0
+    for k, b in enumerate(order):
+        r_sum += float(rate[b])
+        nxt = float(ready[order[k + 1]]) if k + 1 < len(order) else math.inf
+        t = float(ready[b])
+        if served + r_sum * (nxt - t) >= work:
+            return max(kept_end, t + (work - served) / r_sum)
+        served += r_sum * (nxt - t)
+    return math.inf
+
+
+def _hit(c: Configuration, failure: SwitchFailure | LinkFailure) -> bool:
+    """Whether configuration ``c`` (on the failed switch) must stop at the failure."""
+    if isinstance(failure, SwitchFailure):
+        return True
+    return bool(failure.port in c.perm or c.perm[failure.port] >= 0)
+
+
+def _cuts(schedule: Schedule, failure: SwitchFailure | LinkFailure, policy: str) -> FloatArray:
+    """Per switch, when it stops following ``schedule`` (inf: never; what runs then is cut there).
+
+    The failed switch stops at ``at``, or (a link failure) at the end of the configuration it
+    runs then if that one does not use the port; the others as ``policy`` says.
+    """
+    at = float(failure.at)
+    out = np.full(len(schedule.switches), at)
+    for b, sw in enumerate(schedule.switches):
+        running = [c for c in sw if c.start < at < c.end]
+        if b == failure.switch:
+            if running and not _hit(running[0], failure):
+                out[b] = running[0].end
+            continue
+        if policy == "keep":
+            out[b] = np.inf
+        elif policy == "finish" and running:
+            out[b] = running[0].end
+    return out
+
+
+def _repair(
+    schedule: Schedule,
+    dem: Demand,
+    fab: Fabric,
+    degraded: Fabric,
+    failure: SwitchFailure | LinkFailure,
+    cut: FloatArray,
+    placement: str,
+    t_start: float,
+) -> Schedule:
+    """The schedule kept up to ``cut``, the rest placed on ``degraded`` from then (see :func:`reschedule`)."""
+    at = float(failure.at)
+    kept = _kept(schedule, cut, failure, degraded.model)
+    # Each switch starts over when its kept part ends (never before the failure: that is when
+    # the new plan is made).
+    t0 = np.array([max([at] + [c.end for c in sw]) for sw in kept])
     new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
+    residual: Demand | None = None
     splits = 0
     # Identical surviving switches: Spectra's placement or pack, compiled with what is left (greedy
     # alone, partial layouts and heterogeneous fabrics take the general path).
-    live = _identical_live(degraded, at) if degraded.model == "all-stop" and placement != "greedy" else []
+    uniform = (cut == at).all() and degraded.model == "all-stop" and placement != "greedy"
+    live = _identical_live(degraded, at) if uniform else []
     if live:
         new, splits = _repair_on_identical(schedule, dem, degraded, at, live, placement)
     else:
-        if degraded.model == "all-stop":
-            dec, short = _leftover(schedule, dem, degraded, at)
+        if degraded.model == "all-stop" and not _split_any(schedule, cut, failure, degraded.model):
+            dec, short = _leftover(schedule, dem, degraded, cut)
         else:
             residual = _residual(dem, kept, degraded)
-            dec, short = _merge(_pieces(schedule, fab, at), dem.n), residual.nnz > 0
+            dec, short = _merge(_pieces(schedule, degraded, cut, failure), dem.n), residual.nnz > 0
         if short:
-            new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+            if residual is None and (degraded.failed_links or degraded.model == "partial"):
+                residual = _residual(dem, kept, degraded)  # what the re-fit around links must serve
+            new, splits = place_on_fabric(dec, degraded, method=placement, t0=t0, demand=residual)
     out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
     # Under all-stop the pieces are exactly what the dropped configurations would have served.
     if residual is not None and residual.nnz and not validate(out, dem).ok:
         mean = float(np.average(degraded.deltas, weights=degraded.rates))
         dec = decompose(residual, method="spectra", delta=mean)
-        new, splits = place_on_fabric(dec, degraded, method=placement, t0=at)
+        new, splits = place_on_fabric(dec, degraded, method=placement, t0=t0, demand=residual)
         out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
+    merged = _extend_running(kept, new, degraded, t0)
+    if merged is not None:
+        alt = _assemble(schedule, merged[0], merged[1], degraded, dem, failure, splits, t_start)
+        if alt.makespan <= out.makespan:
+            out = alt
     return out
+
+
+def _extend_running(
+    kept: list[list[Configuration]],
+    new: tuple[tuple[Configuration, ...], ...],
+    fabric: Fabric,
+    t0: FloatArray,
+) -> tuple[list[list[Configuration]], tuple[tuple[Configuration, ...], ...]] | None:
+    """Where a switch's new configurations repeat the one it was running when it started over,
+    run that one longer instead (no reconfiguration), the others after it; None if none does.
+
+    Only on all-stop switches without down windows or failed links, where it is valid by
+    construction: the new configurations before the repeated one start later by its length
+    (each still a delay after the previous end), those after it a delay earlier (the delay the
+    repeated one paid).
+    """
+    kept_out = [list(sw) for sw in kept]
+    new_out = [list(sw) for sw in new]
+    changed = False
+    for b, sw in enumerate(new_out):
+        if not kept_out[b] or not sw:
+            continue
+        last = kept_out[b][-1]
+        plain = fabric.model == "all-stop" and not fabric.windows(b) and not fabric.failed_ports(b)
+        if last.end != t0[b] or not plain:
+            continue
+        same = [j for j, c in enumerate(sw) if np.array_equal(c.perm, last.perm)]
+        if not same:
+            continue
+        j = same[0]
+        extra = sw[j].duration
+        kept_out[b][-1] = Configuration(last.start, last.duration + extra, last.perm)
+        earlier = fabric.deltas[b]
+        sw[:] = [
+            Configuration(c.start + extra, c.duration, c.perm)
+            if k < j
+            else Configuration(c.start - earlier, c.duration, c.perm)
+            for k, c in enumerate(sw)
+            if k != j
+        ]
+        changed = True
+    return (kept_out, tuple(tuple(sw) for sw in new_out)) if changed else None
 
 
 def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> Demand:
@@ -199,25 +384,87 @@ def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> D
     return Demand(n, dem.rows[on], dem.cols[on], short[on])
 
 
-def _kept(schedule: Schedule, at: float) -> list[list[Configuration]]:
-    """Each switch's configurations that ended by ``at``, and the one running then, cut at ``at``."""
-    return [
-        [
-            c if c.end <= at else Configuration(c.start, at - c.start, c.perm)
-            for c in sw
-            if c.start < at or c.end <= at
-        ]
-        for sw in schedule.switches
-    ]
+def _without_port(c: Configuration, port: int) -> NDArray[np.int64]:
+    """``c``'s permutation without the circuits from or to ``port``."""
+    perm = c.perm.copy()
+    perm[port] = -1
+    perm[perm == port] = -1
+    return perm
 
 
-def _pieces(schedule: Schedule, fabric: Fabric, at: float) -> list[tuple[NDArray[np.int64], float]]:
-    """What each configuration cut at ``at`` or dropped would still have served: (perm, amount)."""
-    out = []
-    for rate, sw in zip(fabric.rates, schedule.switches, strict=True):
+def _split(c: Configuration, cut: float, failure: SwitchFailure | LinkFailure, model: str) -> bool:
+    """Under the partial model, a configuration using a link failing while it runs keeps its other
+    circuits lit to its end (a second configuration of kept circuits, no delay)."""
+    return (
+        model == "partial"
+        and isinstance(failure, LinkFailure)
+        and c.start < cut < c.end
+        and cut == failure.at
+        and bool((_without_port(c, failure.port) >= 0).any())
+    )
+
+
+def _split_any(schedule: Schedule, cut: FloatArray, failure: SwitchFailure | LinkFailure, model: str) -> bool:
+    if model != "partial" or not isinstance(failure, LinkFailure):
+        return False
+    return any(
+        _split(c, float(cut[failure.switch]), failure, model) for c in schedule.switches[failure.switch]
+    )
+
+
+def _kept(
+    schedule: Schedule,
+    cut: FloatArray | float,
+    failure: SwitchFailure | LinkFailure | None = None,
+    model: str = "all-stop",
+) -> list[list[Configuration]]:
+    """Each switch's configurations that end by its cut, and the one running then, cut there.
+
+    On the failed switch under the partial model, a configuration cut by a link failure goes on
+    without the failed port's circuits until its end (see :func:`_split`).
+    """
+    cuts = np.broadcast_to(np.asarray(cut, dtype=np.float64), (len(schedule.switches),))
+    out: list[list[Configuration]] = []
+    for b, sw in enumerate(schedule.switches):
+        at = float(cuts[b])
+        mine: list[Configuration] = []
         for c in sw:
-            if c.end > at:
-                out.append((c.perm, (c.end - at if c.start < at else c.duration) * rate))
+            if c.end <= at:
+                mine.append(c)
+            elif c.start < at:
+                mine.append(Configuration(c.start, at - c.start, c.perm))
+                if isinstance(failure, LinkFailure) and b == failure.switch and _split(c, at, failure, model):
+                    mine.append(Configuration(at, c.end - at, _without_port(c, failure.port)))
+        out.append(mine)
+    return out
+
+
+def _pieces(
+    schedule: Schedule,
+    fabric: Fabric,
+    cut: FloatArray | float,
+    failure: SwitchFailure | LinkFailure | None = None,
+) -> list[tuple[NDArray[np.int64], float]]:
+    """What each configuration cut or dropped would still have served: (perm, amount)."""
+    cuts = np.broadcast_to(np.asarray(cut, dtype=np.float64), (len(schedule.switches),))
+    out = []
+    for b, (rate, sw) in enumerate(zip(fabric.rates, schedule.switches, strict=True)):
+        at = float(cuts[b])
+        for c in sw:
+            if c.end <= at:
+                continue
+            if c.start >= at:
+                out.append((c.perm, c.duration * rate))
+            elif (
+                isinstance(failure, LinkFailure)
+                and b == failure.switch
+                and _split(c, at, failure, fabric.model)
+            ):
+                # the rest of it runs on without the port: only the port's circuits are left
+                only = np.where(_without_port(c, failure.port) >= 0, -1, c.perm)
+                out.append((only, (c.end - at) * rate))
+            else:
+                out.append((c.perm, (c.end - at) * rate))
     return out
 
 
@@ -265,13 +512,26 @@ def _repair_on_identical(
     return tuple(tuple(x) for x in out), int(splits)
 
 
-def _leftover(schedule: Schedule, dem: Demand, fabric: Fabric, at: float) -> tuple[Decomposition, bool]:
+def _leftover(
+    schedule: Schedule, dem: Demand, fabric: Fabric, cut: FloatArray | float
+) -> tuple[Decomposition, bool]:
     """All-stop: :func:`_merge` of :func:`_pieces`, and whether :func:`_residual` has an entry (compiled)."""
     perms, start, duration = _flat(schedule)
     rep = np.empty(len(perms), dtype=np.int64)
     weight = np.empty(len(perms))
+    cuts = np.broadcast_to(np.asarray(cut, dtype=np.float64), (len(schedule.switches),))
+    per_conf = np.repeat(cuts, [len(sw) for sw in schedule.switches]).astype(np.float64)
     m, short = leftover_all_stop(
-        perms, start, duration, _rates(schedule, fabric), at, dem.rows, dem.cols, dem.values, rep, weight
+        perms,
+        start,
+        duration,
+        _rates(schedule, fabric),
+        per_conf,
+        dem.rows,
+        dem.cols,
+        dem.values,
+        rep,
+        weight,
     )
     return Decomposition(perms[rep[:m]], weight[:m]), bool(short)
 

@@ -19,7 +19,8 @@ Every placement method is an entry of :data:`PLACEMENTS`, reached through :func:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,8 @@ from numpy.typing import NDArray
 
 from ocsched._checks import check_choice
 from ocsched.assign.layout import _share, bff_timeline, order_for_partial, timeline_on
-from ocsched.assign.on_fabric import _eligible, _equalize_on, _greedy_on, _pack_on, _View
+from ocsched.assign.links import around_links, coverage_demand
+from ocsched.assign.on_fabric import _eligible, _View, place_by_method, starts_of
 from ocsched.assign.uniform import (
     Assignment,
     equalize,
@@ -39,6 +41,7 @@ from ocsched.assign.uniform import (
     timeline,
 )
 from ocsched.decompose import Decomposition
+from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
 
@@ -126,24 +129,37 @@ def place_on_fabric(
     fabric: Fabric,
     *,
     method: str = "equalize",
-    t0: float = 0.0,
+    t0: float | Sequence[float] | NDArray[np.float64] = 0.0,
     demand: Demand | None = None,
 ) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
     """Place a decomposition on any fabric and lay out each switch (see :func:`timeline_on`).
 
     Greedy places each permutation, largest first, where it finishes earliest given each switch's
-    delay, rate and down windows, only on switches whose links its circuits can use (permutations
-    no switch can carry whole are cut around failed links first); equalize and pack generalise
-    :func:`equalize` and :func:`pack` with each switch's delay and rate. On identical switches
-    without failures the assignment is exactly :func:`place`'s (so only the layout differs under
-    the partial model). Scheduling starts at ``t0`` (every switch dark from then on). Under the
-    partial model, ``demand`` (the demand ``dec`` covers) lets each circuit hold only its share
-    of its permutation's time (see :func:`timeline_on`).
+    delay, rate, start, down windows and link deadlines, only on switches whose links its
+    circuits can use (permutations no switch can carry whole are cut around blocked links
+    first); equalize and pack generalise :func:`equalize` and :func:`pack` with each switch's
+    delay and rate. On identical switches without failures the assignment is exactly
+    :func:`place`'s (so only the layout differs under the partial model).
+
+    A link failing at time f blocks its port on its switch only if f leaves no time after the
+    switch's first delay; otherwise a permutation using it may go there if it ends by f (such
+    pieces run first, earliest deadline first), so a link failing after the switch's work ends
+    costs nothing. Where links fail, the method is also run as if they worked and each piece
+    is turned into the circuits its switch can carry, the lengths re-fit by an LP that serves
+    the left-out entries elsewhere (:func:`~ocsched.assign.links.around_links`); the layout that
+    ends first is kept.
+
+    Scheduling starts at ``t0`` (every switch dark from then on), or at ``t0[b]`` on switch b.
+    Under the partial model, ``demand`` (the demand ``dec`` covers) lets each circuit hold only
+    its share of its permutation's time (see :func:`timeline_on`); with failed links it is also
+    what the re-fit must serve (default: what ``dec`` covers).
 
     Raises
     ------
     InfeasibleError
-        If some circuit has a failed link on every switch, or every switch is down for good.
+        If some demand entry can be lit on no switch (every link of one of its ports fails
+        before it could be used, or the switches are down for good), or a port's demand cannot
+        be served before its links fail; the message says which and why.
 
     Examples
     --------
@@ -157,14 +173,48 @@ def place_on_fabric(
     check_choice(method, "method", PLACEMENTS)
     keep = dec.weights > 0
     dec = Decomposition(dec.perms[keep], dec.weights[keep])
-    live = _identical_live(fabric, t0)
+    start = starts_of(fabric, t0)
+    if not fabric.failed_links:
+        return _place(dec, fabric, method, start, demand)
+    # pack is never worse than equalize (Spectra's placement): both, the one ending first kept.
+    best: tuple[tuple[tuple[Configuration, ...], ...], int] | None = None
+    for m in ("equalize", "pack") if method == "pack" else (method,):
+        # Links that fail only after they are used cost nothing: the schedule as if they worked.
+        got = _place(dec, dataclasses.replace(fabric, failed_links=()), m, start, demand)
+        if not _links_hold(got[0], fabric):
+            got = _place(dec, fabric, m, start, demand, last=True)
+        if best is None or _end(got[0], start) < _end(best[0], start):
+            best = got
+    assert best is not None
+    return best
+
+
+def _end(switches: tuple[tuple[Configuration, ...], ...], start: NDArray[np.float64]) -> float:
+    return max((c.end for sw in switches for c in sw), default=float(start.min()))
+
+
+def _place(
+    dec: Decomposition,
+    fabric: Fabric,
+    method: str,
+    start: NDArray[np.float64],
+    demand: Demand | None,
+    *,
+    last: bool = False,
+) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
+    """:func:`place_on_fabric` of a decomposition without zero weights, from per-switch ``start``.
+
+    ``last``: of the assignments ``method`` considers, start from its own only (pack: not
+    equalize's, which the caller tries itself).
+    """
+    live = _identical_live(fabric, float(start[0])) if (start == start[0]).all() else []
     if live:
         # Identical switches from t0 on (some possibly down for good): the uniform methods, compiled
         # where it matters, on the live switches; rescheduling after a switch failure lands here.
-        d = fabric.deltas[live[0]]
+        d, t = fabric.deltas[live[0]], float(start[0])
         sub, splits = PLACEMENTS[method].func(dec.weights, len(live), d)
         if fabric.model == "all-stop":  # each live switch: its pieces largest first from t0
-            laid = timeline(sub, dec.perms, d, t0=t0)
+            laid = timeline(sub, dec.perms, d, t0=t)
             confs: list[tuple[Configuration, ...]] = [() for _ in range(fabric.size)]
             for k, b in enumerate(live):
                 confs[b] = laid[k]
@@ -173,17 +223,174 @@ def place_on_fabric(
         for k, b in enumerate(live):
             assignment[b] = sub[k]
         share = _share(dec, demand, fabric)
-        return timeline_on(assignment, dec.perms, fabric, t0=t0, share=share), splits
-    perms, weights, elig = _eligible(dec, fabric, t0)
-    view = _View.of(fabric, t0)
-    assignment = _greedy_on(weights, elig, view)
-    if method != "greedy":
-        assignment, _ = _equalize_on(assignment, elig, view)
-    if method == "pack":
-        assignment = _pack_on(weights, elig, view, assignment)
-    splits = sum(len(sw) for sw in assignment) - int(weights.size)
-    share = _share(Decomposition(perms, weights), demand, fabric)
-    return timeline_on(assignment, perms, fabric, t0=t0, share=share), splits
+        return timeline_on(assignment, dec.perms, fabric, t0=t, share=share), splits
+    ports = int(dec.perms.shape[1]) if dec.perms.ndim == 2 else 0
+    view = _View.of(fabric, start, ports=ports)
+    if view.fail is not None and demand is not None:
+        dec = _strip(dec, demand, view)
+    cands: list[tuple[NDArray[np.int64], Assignment, int]] = []
+    # Raises InfeasibleError if a circuit (with demand) can be lit on no switch at all.
+    perms, weights, elig = _eligible(dec, view)
+    placed = place_by_method(weights, elig, view.with_perms(perms), method)
+    whole = [(perms, weights, a) for a in (placed[-1:] if last else placed)]
+    cands += [(p, a, sum(len(sw) for sw in a) - int(w.size)) for p, w, a in whole]
+    if view.fail is not None and len(dec):
+        # Around the failed links: from the placement as if they worked (the blocked circuits
+        # served elsewhere), and from the whole permutations' (work moved onto the switches
+        # they leave idle).
+        targets = demand if demand is not None else coverage_demand(dec.perms, dec.weights)
+        alive = np.array([not view.dead(b) for b in range(fabric.size)])
+        free = np.broadcast_to(alive, (len(dec), fabric.size))
+        as_if = place_by_method(dec.weights, free, view.ignoring_links(), method)
+        starts = [(dec.perms, dec.weights, a) for a in (as_if[-1:] if last else as_if)]
+        linked = view.with_perms(dec.perms)
+        if all(_fits(a, linked) for _, _, a in starts):
+            # The links fail after they are needed: the placement as if they worked stands, so
+            # they cost nothing.
+            cands += [(p, a, sum(len(sw) for sw in a) - int(w.size)) for p, w, a in starts]
+        else:
+            tried: list[tuple[NDArray[np.int64], Assignment]] = []
+            for p, w, a in starts + whole:
+                if any(p is p2 and a == a2 for p2, a2 in tried):
+                    continue  # pack kept equalize's placement
+                tried.append((p, a))
+                got = around_links(p, w, targets, view, a)
+                if got is not None:
+                    cands.append(got)
+    if not cands and view.fail is not None and len(dec):
+        # Links failing mid-way on every switch some entries can use, too many placed pieces
+        # using them to fit before the failures: serve those entries by a few matchings first.
+        for _, w, a in starts:
+            got = around_links(dec.perms, w, targets, view, a, compress=True)
+            if got is not None:
+                cands.append(got)
+    if not cands:
+        targets = demand if demand is not None else coverage_demand(dec.perms, dec.weights)
+        raise InfeasibleError(_no_placement(targets, view))
+    best: tuple[float, tuple[tuple[Configuration, ...], ...], int] | None = None
+    for perms, a, splits in cands:
+        share = _share(Decomposition(perms, _row_totals(a, len(perms))), demand, fabric)
+        laid = timeline_on(a, perms, fabric, t0=start, share=share)
+        end = _end(laid, start)
+        if best is None or end < best[0]:
+            best = (end, laid, splits)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _links_hold(switches: tuple[tuple[Configuration, ...], ...], fabric: Fabric) -> bool:
+    """No configuration uses a port after its link to that switch fails."""
+    for b, sw in enumerate(switches):
+        failed = fabric.failed_ports(b)
+        for c in sw:
+            ins, outs = c.circuit_arrays()
+            used = set(ins.tolist()) | set(outs.tolist())
+            if any(c.end > failed[p] for p in used & failed.keys()):
+                return False
+    return True
+
+
+def _fits(assignment: Assignment, view: _View) -> bool:
+    """Every switch can run its pieces as they are: no blocked port, every deadline met."""
+    blocked = view.blocked()
+    for b, sw in enumerate(assignment):
+        if blocked is not None and any(view.deadline(l, b) <= view.start[b] + view.delta[b] for l, _ in sw):
+            return False
+        if view.finish(b, sw) == np.inf:
+            return False
+    return True
+
+
+def _row_totals(assignment: Assignment, rows: int) -> NDArray[np.float64]:
+    """Each permutation's total length over its pieces."""
+    w = np.zeros(rows)
+    for sw in assignment:
+        for l, x in sw:
+            w[l] += x
+    return w
+
+
+def _strip(dec: Decomposition, demand: Demand, view: _View) -> Decomposition:
+    """``dec`` without the circuits that serve no demand entry and use a port blocked on some switch:
+    they serve nothing and would only keep their permutation off that switch."""
+    assert view.fail is not None
+    blocked = view.blocked()
+    assert blocked is not None
+    failing = np.asarray(blocked.any(axis=0), dtype=bool)
+    if not failing.any() or not len(dec):
+        return dec
+    n = dec.perms.shape[1]
+    keys = demand.rows * n + demand.cols
+    perms = dec.perms.copy()
+    for row in perms:
+        (ins,) = np.nonzero(row >= 0)
+        touch = failing[ins] | failing[row[ins]]
+        if not touch.any():
+            continue
+        k = ins * n + row[ins]
+        pos = np.minimum(np.searchsorted(keys, k), max(keys.size - 1, 0))
+        hit = keys[pos] == k if keys.size else np.zeros(k.size, bool)
+        row[ins[touch & ~hit]] = -1
+    on = (perms >= 0).any(axis=1)
+    return Decomposition(perms[on], dec.weights[on])
+
+
+def _no_placement(targets: Demand, view: _View) -> str:
+    """Why no placement was found: an entry or a port whose demand cannot be lit before its links
+    fail, if there is one (a proof of infeasibility), else that the heuristics found none."""
+    s = view.size
+    fail = view.fail if view.fail is not None else np.full((s, targets.n), np.inf)
+
+    def capacity(ports: list[int]) -> float:
+        # On switch b these ports are lit together at most from its start plus a delay until
+        # the first of their links fails (less the down windows), at rate r_b.
+        cap = 0.0
+        for b in range(s):
+            if view.dead(b):
+                continue
+            until = min([float(fail[b, p]) for p in ports] + [_down(view, b)])
+            avail = until - float(view.start[b]) - float(view.delta[b])
+            for a, e in view.windows[b]:
+                lo, hi = max(a, float(view.start[b])), min(e, until)
+                if hi > lo:
+                    avail -= hi - lo
+            cap += float(view.rate[b]) * max(avail, 0.0)
+        return cap
+
+    def failures(ports: list[int]) -> str:
+        return ", ".join(
+            f"port {p} on switch {b} at {float(fail[b, p]):g}"
+            for p in ports
+            for b in range(s)
+            if fail[b, p] < np.inf
+        )
+
+    for i, j, v in zip(targets.rows.tolist(), targets.cols.tolist(), targets.values.tolist(), strict=True):
+        cap = capacity([i, j])
+        if cap < v * (1 - 1e-12):
+            return (
+                f"demand[{i}, {j}] = {v:g} but at most {cap:g} of it can be served before the links "
+                f"it needs fail ({failures([i, j])})"
+            )
+    for line, (idx, sums) in enumerate(
+        ((targets.rows, targets.row_sums()), (targets.cols, targets.col_sums()))
+    ):
+        for p in np.unique(idx).tolist():
+            cap = capacity([p])
+            if cap < float(sums[p]) * (1 - 1e-12):
+                side = "input" if line == 0 else "output"
+                return (
+                    f"port {p} ({side}) has {float(sums[p]):g} of demand, but its links fail before more "
+                    f"than {cap:g} can be served ({failures([p])})"
+                )
+    return (
+        "no placement found that serves every entry before the links it uses fail (none proved "
+        "impossible: the demand may not fit before the failures)"
+    )
+
+
+def _down(view: _View, b: int) -> float:
+    return min((a for a, e in view.windows[b] if e == np.inf), default=np.inf)
 
 
 def _identical_live(fabric: Fabric, t0: float) -> list[int]:

@@ -1,11 +1,12 @@
 """What an all-stop schedule cut at time ``at`` leaves to place, in one compiled pass (numba).
 
-:func:`ocsched.reschedule.reschedule` keeps everything that ran before a failure and places the
-rest again. Under the all-stop model a configuration holds every one of its circuits for its
-whole duration (:func:`ocsched.timing.held_times`), so what the kept part served, and what the
-dropped part would still have served, follow from each configuration's start, duration and rate
-alone. On small matrices these few array passes cost less than the Python objects that would
-carry them, so they run compiled; ``tests/test_fabric.py`` checks them against ``held_times``.
+:func:`ocsched.reschedule.reschedule` keeps everything that ran before a failure (or that a switch
+the failure leaves alone goes on running) and places the rest again. Under the all-stop model a
+configuration holds every one of its circuits for its whole duration
+(:func:`ocsched.timing.held_times`), so what the kept part served, and what the dropped part
+would still have served, follow from each configuration's start, duration and rate alone. On
+small matrices these few array passes cost less than the Python objects that would carry them,
+so they run compiled; ``tests/test_fabric.py`` checks them against ``held_times``.
 """
 
 from __future__ import annotations
@@ -34,22 +35,23 @@ def leftover_all_stop(
     start: FloatArray,
     duration: FloatArray,
     rate: FloatArray,
-    at: float,
+    cut: FloatArray,
     rows: IntArray,
     cols: IntArray,
     values: FloatArray,
     rep: IntArray,
     weight: FloatArray,
 ) -> tuple[int, bool]:
-    """Cut the configurations (``perms[k]`` held ``duration[k]`` from ``start[k]`` at ``rate[k]``) at ``at``.
+    """Cut each configuration (``perms[k]`` held ``duration[k]`` from ``start[k]`` at ``rate[k]``).
 
-    Configurations that end by ``at`` are kept, the one running at ``at`` is kept up to it, the
-    rest are dropped. Returns ``(m, short)``: the distinct permutations of what was cut off or
-    dropped, with the demand each would still have served summed (``perms[rep[t]]`` and
-    ``weight[t]`` for t < m, in order of first appearance, weight > 0 only), and whether some
-    demand entry (``rows``, ``cols``, ``values``: row-major, as in :class:`~ocsched.model.Demand`)
-    is short of what the kept part served by more than 1e-12 of its larger line sum. Sums run in
-    the order numpy's ``bincount`` takes them, so the result equals the numpy formulation exactly.
+    ``cut[k]`` is when its switch stops following the schedule (inf: never). Configurations that
+    end by then are kept, the one running then is kept up to it, the rest are dropped. Returns
+    ``(m, short)``: the distinct permutations of what was cut off or dropped, with the demand each
+    would still have served summed (``perms[rep[t]]`` and ``weight[t]`` for t < m, in order of
+    first appearance, weight > 0 only), and whether some demand entry (``rows``, ``cols``,
+    ``values``: row-major, as in :class:`~ocsched.model.Demand`) is short of what the kept part
+    served by more than 1e-12 of its larger line sum. Sums run in the order numpy's ``bincount``
+    takes them, so the result equals the numpy formulation exactly.
     """
     k_all, n = perms.shape
     nnz = values.size
@@ -63,6 +65,7 @@ def leftover_all_stop(
     m = 0
     for k in range(k_all):
         end = start[k] + duration[k]
+        at = cut[k]
         if end <= at:
             held, left = duration[k], 0.0
         elif start[k] < at:
@@ -131,7 +134,8 @@ def repair_on_identical(
     k_all = perms.shape[0]
     rep = np.empty(k_all, dtype=np.int64)
     weight = np.empty(k_all)
-    m, short = leftover_all_stop(perms, start, duration, rate, at, rows, cols, values, rep, weight)
+    cut = np.full(k_all, at)
+    m, short = leftover_all_stop(perms, start, duration, rate, cut, rows, cols, values, rep, weight)
     if not short or m == 0:
         none = np.empty(0, dtype=np.int64)
         return none, none, np.empty(0), np.empty(0), 0, True, short

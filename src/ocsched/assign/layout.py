@@ -50,7 +50,7 @@ def timeline_on(
     perms: NDArray[np.int64],
     fabric: Fabric,
     *,
-    t0: float = 0.0,
+    t0: float | NDArray[np.float64] = 0.0,
     ordered: bool = False,
     share: NDArray[np.float64] | None = None,
 ) -> tuple[tuple[Configuration, ...], ...]:
@@ -61,7 +61,10 @@ def timeline_on(
     partial model, in the order of :func:`order_for_partial` at the earliest starts of
     :func:`~ocsched.timing.partial_starts` (never later than all-stop). With down windows the
     pieces keep their placement order and are cut around the windows (all-stop, valid under both
-    models). ``ordered`` keeps the given order everywhere.
+    models). ``ordered`` keeps the given order everywhere. Where that order would keep a piece
+    past the failure of a link it uses, the pieces with such deadlines go first, earliest
+    deadline first (see :meth:`~ocsched.assign.on_fabric._View.arrange`). ``t0``: when every
+    switch, or each switch, is dark from.
 
     Under the partial model, with ``share`` (``share[l, i]``: the fraction of permutation l's
     time that its circuit from input i actually needs, from the demand), each switch is also
@@ -71,17 +74,25 @@ def timeline_on(
     """
     perms = np.array(perms, dtype=np.int64)
     perms.flags.writeable = False
-    view = _View.of(fabric, t0)
+    view = _View.of(fabric, t0, ports=perms.shape[1] if perms.ndim == 2 else 0).with_perms(perms)
     result = []
     for b, sw in enumerate(assignment):
         pieces = [(l, w) for l, w in sw if w > 0]
         d, r, wins = float(view.delta[b]), float(view.rate[b]), view.windows[b]
+        start = float(view.start[b])
+        base = pieces
         if not ordered and not wins:
-            pieces = (
+            base = (
                 order_for_partial(pieces, perms)
                 if fabric.model == "partial"
                 else sorted(pieces, key=lambda p: -p[1])
             )
+        arranged = view.arrange(b, pieces, base)
+        if arranged is not None and arranged is not base and fabric.model == "partial" and not wins:
+            # Deadlines first; the rest may still share circuits with one another.
+            k = sum(1 for l, _ in arranged if view.deadline(l, b) < np.inf)
+            arranged = arranged[:k] + order_for_partial(arranged[k:], perms)
+        pieces = base if arranged is None else arranged  # None: the validator will say why
         durs = [w / r for _, w in pieces]
         confs: list[Configuration] = []
         if fabric.model == "partial" and not wins:
@@ -89,14 +100,15 @@ def timeline_on(
             for l, _ in pieces:
                 (i,) = np.nonzero(perms[l] >= 0)
                 circ.append((i.astype(np.int64), perms[l][i]))
-            for t, (l, _), w in zip(partial_starts(circ, durs, d, t0=t0), pieces, durs, strict=True):
+            for t, (l, _), w in zip(partial_starts(circ, durs, d, t0=start), pieces, durs, strict=True):
                 confs.append(Configuration(t, w, perms[l]))
             if share is not None and pieces:
-                alt = _async_timeline(pieces, perms, share, d, r, t0)
-                if alt is not None and max(c.end for c in alt) < max(c.end for c in confs):
+                alt = _async_timeline(pieces, perms, share, d, r, start)
+                # Empty: no circuit of these pieces needs any time (the demand is already served).
+                if alt is not None and (not alt or max(c.end for c in alt) < max(c.end for c in confs)):
                     confs = list(alt)
         else:
-            for segs, (l, _) in zip(lay_out_windows(durs, d, wins, t0=t0), pieces, strict=True):
+            for segs, (l, _) in zip(lay_out_windows(durs, d, wins, t0=start), pieces, strict=True):
                 confs.extend(Configuration(t, w, perms[l]) for t, w in segs if w > 0)
         result.append(tuple(confs))
     return tuple(result)

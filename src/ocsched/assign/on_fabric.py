@@ -1,73 +1,188 @@
-"""Placement on any fabric: per-switch delay and rate, down windows, failed links.
+"""Placement on any fabric: per-switch delay, rate and start, down windows, failed links.
 
 The fabric-aware counterparts of :mod:`ocsched.assign.uniform` (greedy, equalize, fill, pack),
 used by :func:`ocsched.assign.place_on_fabric` when the switches are not identical, a switch
-fails, or scheduling starts later than 0.
+fails, a link fails, or scheduling starts later than 0.
+
+A link failing at time f lets its port be used on its switch by configurations that end by f
+(:mod:`ocsched.timing`). Placement reads it as a *deadline* on that switch: a permutation using
+the port may go there if it ends by f (:meth:`_View.arrange` runs such pieces first, earliest
+deadline first, when the switch's usual order would miss one), and not at all if f leaves no
+time after the switch's first delay (the port is *blocked* there).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.assign.uniform import Assignment
 from ocsched.decompose import Decomposition
-from ocsched.errors import InfeasibleError
+from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.timing import lay_out_windows
+
+Pieces = list[tuple[int, float]]
+
+
+def starts_of(fabric: Fabric, t0: float | Sequence[float] | NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each switch's start: ``t0`` for all, or one entry per switch (checked)."""
+    out = np.array(np.broadcast_to(np.asarray(t0, dtype=np.float64), (fabric.size,)))
+    if np.ndim(t0) and np.size(t0) != fabric.size:
+        raise InvalidInputError(f"`t0` must have one entry per switch ({fabric.size}); got {np.size(t0)}")
+    if not np.isfinite(out).all() or (out < 0).any():
+        raise InvalidInputError(f"`t0` must be finite and >= 0; got {np.asarray(t0).tolist()}")
+    return out
+
+
+def fail_times(fabric: Fabric, ports: int) -> NDArray[np.float64] | None:
+    """``fail[b, p]``: when port p's link to switch b fails (inf: never); None if no link fails."""
+    if not fabric.failed_links:
+        return None
+    fail = np.full((fabric.size, ports), np.inf)
+    for x in fabric.failed_links:
+        if x.port < ports:
+            fail[x.switch, x.port] = min(fail[x.switch, x.port], x.start)
+    return fail
 
 
 @dataclass(frozen=True)
 class _View:
-    """What placement needs of a fabric: per-switch delay, rate, down windows; time starts at t0."""
+    """What placement needs of a fabric: per-switch delay, rate, start, down windows, link deadlines.
+
+    ``start[b]``: switch b is dark from then on (its first configuration starts a delay later).
+    ``fail``: see :func:`fail_times`. ``dl[l, b]``: the deadline of permutation l on switch b
+    (the earliest failure of a link it uses there; inf: none), for the permutations of
+    :meth:`with_perms`.
+    """
 
     delta: NDArray[np.float64]
     rate: NDArray[np.float64]
     windows: list[list[tuple[float, float]]]
-    t0: float
+    start: NDArray[np.float64]
+    fail: NDArray[np.float64] | None = None
+    dl: NDArray[np.float64] | None = None
 
     @classmethod
-    def of(cls, fabric: Fabric, t0: float) -> _View:
+    def of(cls, fabric: Fabric, t0: float | NDArray[np.float64], *, ports: int | None = None) -> _View:
+        start = starts_of(fabric, t0)
         return cls(
             np.array(fabric.deltas, dtype=np.float64),
             np.array(fabric.rates, dtype=np.float64),
-            [[w for w in fabric.windows(b) if w[1] > t0] for b in range(fabric.size)],
-            float(t0),
+            [[w for w in fabric.windows(b) if w[1] > start[b]] for b in range(fabric.size)],
+            start,
+            None if ports is None else fail_times(fabric, ports),
         )
 
     @property
     def size(self) -> int:
         return int(self.delta.size)
 
-    def finish(self, b: int, works: list[float]) -> float:
-        """When switch b ends holding ``works`` (demand) in this order; inf if it cannot serve them."""
-        if not works:
-            return self.t0
+    @property
+    def t0(self) -> float:
+        """The earliest start."""
+        return float(self.start.min())
+
+    def dead(self, b: int) -> bool:
+        """Switch b is down for good from its start."""
+        return any(a <= self.start[b] and e == np.inf for a, e in self.windows[b])
+
+    def blocked(self) -> NDArray[np.bool_] | None:
+        """``blocked[b, p]``: port p cannot be lit on switch b at all (its link fails before a delay
+        has passed from the start); None if no link fails."""
+        if self.fail is None:
+            return None
+        return np.asarray(self.fail <= (self.start + self.delta)[:, None])
+
+    def with_perms(self, perms: NDArray[np.int64]) -> _View:
+        """This view with the deadlines of ``perms`` (none if no link fails)."""
+        if self.fail is None or not perms.size:
+            return replace(self, dl=None)
+        m = perms.shape[0]
+        used = perms >= 0
+        outs = np.where(used, perms, 0)
+        dl = np.full((m, self.size), np.inf)
+        for b in range(self.size):
+            f = self.fail[b]
+            dl[:, b] = np.minimum(
+                np.where(used, f[None, :], np.inf).min(axis=1, initial=np.inf),
+                np.where(used, f[outs], np.inf).min(axis=1, initial=np.inf),
+            )
+        return replace(self, dl=dl)
+
+    def ignoring_links(self) -> _View:
+        """This view as if no link failed."""
+        return replace(self, fail=None, dl=None)
+
+    def deadline(self, l: int, b: int) -> float:
+        return np.inf if self.dl is None else float(self.dl[l, b])
+
+    def ends(self, b: int, pieces: Pieces) -> list[float] | None:
+        """All-stop end of each piece on switch b in this order; None if windows leave work unserved."""
         d, r = float(self.delta[b]), float(self.rate[b])
-        if not self.windows[b]:
-            return self.t0 + sum(w / r for w in works) + d * len(works)
-        segs = lay_out_windows([w / r for w in works], d, self.windows[b], t0=self.t0)
-        for w, sg in zip(works, segs, strict=True):
-            if sum(x for _, x in sg) < (w / r) * (1 - 1e-12):
-                return np.inf
-        return max(a + x for sg in segs for a, x in sg)
+        segs = lay_out_windows([w / r for _, w in pieces], d, self.windows[b], t0=float(self.start[b]))
+        out = []
+        for (_, w), sg in zip(pieces, segs, strict=True):
+            if sum(x for _, x in sg) < (w / r) * (1 - 1e-12) or not sg:
+                return None
+            out.append(max(a + x for a, x in sg))
+        return out
+
+    def meets(self, b: int, pieces: Pieces, ends: list[float]) -> bool:
+        return all(e <= self.deadline(l, b) for (l, _), e in zip(pieces, ends, strict=True))
+
+    def arrange(self, b: int, pieces: Pieces, base: Pieces | None = None) -> Pieces | None:
+        """The order switch b runs ``pieces`` in: ``base`` (default: as given) if it meets every
+        deadline, else the pieces with a deadline first, earliest first (then the longest), the
+        rest in ``base`` order; None if neither order serves everything in time."""
+        order = pieces if base is None else base
+        if self.dl is None or all(self.deadline(l, b) == np.inf for l, _ in pieces):
+            return order if (not self.windows[b] or self.ends(b, order) is not None) else None
+        ends = self.ends(b, order)
+        if ends is not None and self.meets(b, order, ends):
+            return order
+        ranked = sorted(
+            (p for p in order if self.deadline(p[0], b) < np.inf),
+            key=lambda p: (self.deadline(p[0], b), -p[1]),
+        )
+        edf = ranked + [p for p in order if self.deadline(p[0], b) == np.inf]
+        ends = self.ends(b, edf)
+        return edf if ends is not None and self.meets(b, edf, ends) else None
+
+    def finish(self, b: int, pieces: Pieces) -> float:
+        """When switch b ends holding ``pieces`` (demand); inf if it cannot serve them (in time)."""
+        if not pieces:
+            return float(self.start[b])
+        d, r = float(self.delta[b]), float(self.rate[b])
+        if not self.windows[b] and (self.dl is None or all(self.deadline(l, b) == np.inf for l, _ in pieces)):
+            return float(self.start[b]) + sum(w / r for _, w in pieces) + d * len(pieces)
+        order = self.arrange(b, pieces)
+        if order is None:
+            return np.inf
+        ends = self.ends(b, order)
+        return np.inf if ends is None else max(ends)
 
 
 def _eligible(
-    dec: Decomposition, fabric: Fabric, t0: float = 0.0
+    dec: Decomposition, view: _View
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
-    """Split permutations around failed links; return perms, weights and which switch may hold each.
+    """Split permutations around blocked links; return perms, weights and which switch may hold each.
 
-    A permutation whose circuits avoid every failed link of some switch keeps its weight and may go
-    to any such switch; one that every switch blocks somewhere is cut into parts, each the circuits
-    one switch can carry (the switch allowing the most first), each part with the full weight.
-    A switch down for good from ``t0`` carries nothing.
+    A permutation whose circuits avoid every blocked port of some switch keeps its weight and
+    may go to any such switch (where a link of it fails later, by that deadline); one that every
+    switch blocks somewhere is cut into parts, each the circuits one switch can carry (the
+    switch allowing the most first), each part with the full weight. A switch down for good from
+    its start carries nothing.
     """
-    s = fabric.size
-    blocked = [set(fabric.failed_ports(b)) for b in range(s)]
-    dead = [any(a <= t0 and e == np.inf for a, e in fabric.windows(b)) for b in range(s)]
+    s = view.size
+    blocked_all = view.blocked()
+    blocked = [
+        set() if blocked_all is None else set(np.nonzero(blocked_all[b])[0].tolist()) for b in range(s)
+    ]
+    dead = [view.dead(b) for b in range(s)]
     perms_out: list[NDArray[np.int64]] = []
     weights_out: list[float] = []
     elig_out: list[NDArray[np.bool_]] = []
@@ -96,14 +211,10 @@ def _eligible(
                 b = int(np.argmax(counts))
                 if counts[b] == 0:
                     c = int(np.nonzero(left)[0][0])
-                    down = [b for b in range(s) if dead[b]]
-                    why = (
-                        f"every switch is down for good from t = {t0:g}"
-                        if len(down) == s
-                        else "a failed link on every switch"
-                        + (f" that is not down for good from t = {t0:g} ({down} are)" if down else "")
+                    raise InfeasibleError(
+                        f"circuit {int(ins[c])}->{int(outs[c])} still has demand but "
+                        + _why_blocked(view, dead, [int(ins[c]), int(outs[c])])
                     )
-                    raise InfeasibleError(f"circuit {int(ins[c])}->{int(outs[c])} still has demand but {why}")
                 part = allowed[b] & left
                 elig = allowed[:, part].all(axis=1)
             p = np.full(perm.size, -1, dtype=np.int64)
@@ -120,29 +231,55 @@ def _eligible(
     )
 
 
-def _greedy_on(weights: NDArray[np.float64], elig: NDArray[np.bool_], view: _View) -> Assignment:
-    """Largest first onto the eligible switch where it finishes earliest (delay and rate of each)."""
+def _why_blocked(view: _View, dead: list[bool], ports: list[int]) -> str:
+    """Why no switch can light a circuit of ``ports``: the reason named for each switch."""
+    s = view.size
+    t0 = view.t0
+    if all(dead):
+        return f"every switch is down for good from t = {t0:g}"
+    down = [b for b in range(s) if dead[b]]
+    why = "a failed link on every switch" + (
+        f" that is not down for good from t = {t0:g} ({down} are)" if down else ""
+    )
+    if view.fail is not None:
+        late = [
+            f"switch {b} at {float(view.fail[b, p]):g}"
+            for b in range(s)
+            if not dead[b]
+            for p in ports
+            if 0 < view.fail[b, p] < np.inf
+        ]
+        if late:
+            why += " (links failing by the first reconfiguration: " + ", ".join(late) + ")"
+    return why
+
+
+def _greedy_on(weights: NDArray[np.float64], elig: NDArray[np.bool_], view: _View) -> Assignment | None:
+    """Largest first onto the eligible switch where it finishes earliest (delay, rate, deadlines of each).
+
+    None if some permutation fits on no switch (every switch that may hold it would miss a deadline).
+    """
     out: Assignment = [[] for _ in range(view.size)]
-    fin = np.full(view.size, view.t0)
+    fin = view.start.copy()
     for l in np.argsort(-weights, kind="stable"):
         w = float(weights[l])
         best, best_b = np.inf, -1
         for b in np.nonzero(elig[l])[0]:
-            if view.windows[b]:
-                f = view.finish(int(b), [x for _, x in out[b]] + [w])
+            if view.windows[b] or view.deadline(int(l), int(b)) < np.inf:
+                f = view.finish(int(b), [*out[b], (int(l), w)])
             else:
                 f = fin[b] + view.delta[b] + w / view.rate[b]
             if f < best:
                 best, best_b = f, int(b)
         if best_b < 0:
-            raise InfeasibleError("a permutation fits on no switch of the fabric (all down or blocked)")
+            return None
         out[best_b].append((int(l), w))
         fin[best_b] = best
     return out
 
 
 def _finishes(assignment: Assignment, view: _View) -> NDArray[np.float64]:
-    return np.array([view.finish(b, [w for _, w in sw]) for b, sw in enumerate(assignment)])
+    return np.array([view.finish(b, sw) for b, sw in enumerate(assignment)])
 
 
 def _equalize_on(
@@ -152,7 +289,7 @@ def _equalize_on(
 
     The most loaded switch A gives x of a piece to the eligible switch B finishing first, with x
     solving ``f_A - x / r_A = f_B + delta_B + x / r_B``; a move is kept only if both then end
-    before f_A did, so the largest finish time never rises.
+    before f_A did (deadlines met), so the largest finish time never rises.
     """
     out = [list(sw) for sw in assignment]
     s = view.size
@@ -178,7 +315,7 @@ def _equalize_on(
                 continue
             trial_a = [*out[a_sw][:k], (l, a - x), *out[a_sw][k + 1 :]]
             trial_b = [*out[b_sw], (l, x)]
-            fa, fb = view.finish(a_sw, [w for _, w in trial_a]), view.finish(b_sw, [w for _, w in trial_b])
+            fa, fb = view.finish(a_sw, trial_a), view.finish(b_sw, trial_b)
             if max(fa, fb) >= fin[a_sw] * (1 - 1e-12):
                 continue
             out[a_sw], out[b_sw] = trial_a, trial_b
@@ -192,13 +329,14 @@ def _equalize_on(
 
 
 def _room(view: _View, b: int, horizon: float) -> float:
-    """Time switch b has for delays and configurations in ``[t0, horizon]`` (windows and restarts off)."""
-    room = horizon - view.t0
+    """Time switch b has for delays and configurations in ``[start, horizon]`` (windows and restarts off)."""
+    t0 = float(view.start[b])
+    room = horizon - t0
     for a, e in view.windows[b]:
-        lo, hi = max(a, view.t0), min(e, horizon)
+        lo, hi = max(a, t0), min(e, horizon)
         if hi > lo:
             room -= hi - lo
-        if view.t0 < e < horizon:
+        if t0 < e < horizon:
             room -= float(view.delta[b])  # the switch comes back dark
     return room
 
@@ -238,7 +376,7 @@ def _fill_on(
         if left > 0:
             out[last][-1] = (int(l), out[last][-1][1] + left)
     if _finishes(out, view).max(initial=view.t0) > horizon * (1 + 1e-12):
-        return None  # the window estimate was optimistic
+        return None  # the window estimate was optimistic, or a deadline is missed
     return out
 
 
@@ -263,3 +401,19 @@ def _pack_on(
             if float(_finishes(trial, view).max(initial=view.t0)) < best_t:
                 best, best_t = trial, float(_finishes(trial, view).max(initial=view.t0))
     return best
+
+
+def place_by_method(
+    weights: NDArray[np.float64], elig: NDArray[np.bool_], view: _View, method: str
+) -> list[Assignment]:
+    """The assignments ``method`` considers, the one it returns last: greedy; greedy then equalize;
+    and for pack also the bisection from there. Empty if greedy cannot place everything."""
+    greedy = _greedy_on(weights, elig, view)
+    if greedy is None:
+        return []
+    if method == "greedy":
+        return [greedy]
+    eq, _ = _equalize_on(greedy, elig, view)
+    if method != "pack":
+        return [eq]
+    return [eq, _pack_on(weights, elig, view, eq)]

@@ -437,7 +437,11 @@ def reschedule_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the new schedule here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
 ) -> None:
-    """Keep what finished before a failure, and schedule the rest on the surviving fabric."""
+    """Keep what finished before a failure, and schedule the rest on the surviving fabric.
+
+    SCHEDULE must be valid for DEMAND (it is checked); the new schedule is validated before it is
+    printed or written.
+    """
     from ocsched import io
     from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
 
@@ -452,9 +456,12 @@ def reschedule_cmd(
         io.check_writable(out, force=force, name="--out")
     dem = io.read_demand(demand)
     old = io.read_schedule(schedule_file)
+    from ocsched.validate import validate
+
     t0 = time.perf_counter()
-    new = reschedule(old, dem, failure)
+    new = reschedule(old, dem, failure)  # refuses a schedule that is not valid for the demand
     elapsed = time.perf_counter() - t0
+    _check_valid(validate(new, dem))
     rows = [
         ("failure", str(failure)),
         ("makespan before", f"{old.makespan:.6g}"),
