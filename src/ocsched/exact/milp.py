@@ -115,7 +115,24 @@ def solve_milp(
     # Symmetry breaking between interchangeable switches (same columns in the same order): sorted
     # by the first column they hold, empty ones last, y[b', k] <= sum_{j <= k} y[b, j].
     pairs = _identical(times)
-    if pairs:
+    per_sw = nb // s
+    # Every switch alike with the same columns (the uniform fabric): some blocks are built exactly as
+    # they always were, explicit zeros included, so HiGHS sees the same model and gives the same
+    # schedules as before fabrics existed.
+    uniform = (
+        pairs == [(b, b + 1) for b in range(s - 1)]
+        and nb == per_sw * s
+        and bool((sw == np.repeat(np.arange(s), per_sw)).all())
+        and bool((cols.mat == np.tile(cols.mat[:per_sw], s)).all())
+    )
+    if s > 1 and uniform:
+        tri = sp.csr_array(np.tril(np.ones((per_sw, per_sw))))
+        blk = sp.kron(sp.eye_array(s - 1, s, k=0), -tri) + sp.kron(
+            sp.eye_array(s - 1, s, k=1), sp.eye_array(per_sw)
+        )
+        rows_ = (s - 1) * per_sw
+        add(sp.csr_array((rows_, 1)), sp.csr_array(blk), sp.csr_array((rows_, nb)), -np.inf, 0.0)
+    elif pairs:
         on_sw = [np.nonzero(sw == b)[0] for b in range(s)]
         r_i: list[int] = []
         r_j: list[int] = []
@@ -128,8 +145,8 @@ def solve_milp(
                 r_j += [*first[: k + 1].tolist(), int(second[k])]
                 r_v += [-1.0] * (k + 1) + [1.0]
                 row += 1
-        blk = sp.csr_array((r_v, (r_i, r_j)), shape=(row, nb))
-        add(sp.csr_array((row, 1)), blk, sp.csr_array((row, nb)), -np.inf, 0.0)
+        pair_rows = sp.csr_array((r_v, (r_i, r_j)), shape=(row, nb))
+        add(sp.csr_array((row, 1)), pair_rows, sp.csr_array((row, nb)), -np.inf, 0.0)
     a = sp.vstack(blocks).tocsr()
     c = np.zeros(nv)
     c[0] = 1.0
@@ -142,8 +159,11 @@ def solve_milp(
     # serve e", which closes gaps that branching on single matchings leaves open for a long time.
     nu = s * e_count
     a = sp.hstack([a, sp.csr_array((a.shape[0], nu))]).tocsr()
-    ent, col = np.nonzero(icol)
-    yblock = sp.csr_array((np.ones(ent.size), (sw[col] * e_count + ent, col)), shape=(nu, nb))
+    if s > 1 and uniform:
+        yblock = sp.kron(sp.eye_array(s), sp.csr_array(icol[:, :per_sw])).tocsr()
+    else:
+        ent, col = np.nonzero(icol)
+        yblock = sp.csr_array((np.ones(ent.size), (sw[col] * e_count + ent, col)), shape=(nu, nb))
     rowsu = sp.csr_array(
         sp.hstack([sp.csr_array((nu, 1)), -yblock, sp.csr_array((nu, nb)), sp.eye_array(nu, format="csr")])
     )
