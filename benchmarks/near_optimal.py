@@ -6,8 +6,10 @@ each), the fresh MoE decompositions against their floor with Delta permutations 
 times (best of 3: the machine is shared), and spectra-opt / exact on tiny random instances.
 
 Run: ``.venv/bin/python benchmarks/near_optimal.py [--tiny 100] [--tiny-n 5] [--exact 50]
-[--exact-limit 60] [--skip grid fresh sides time tiny exact]`` (the tiny and exact parts take
-tens of minutes).
+[--exact-nodes N] [--exact-limit SECONDS] [--skip grid fresh sides time tiny exact]`` (the tiny
+and exact parts take tens of minutes). The exact solves stop after ``--exact-nodes``
+branch-and-bound nodes (default ``ocsched.exact.DEFAULT_NODE_LIMIT``: the same counts on any
+machine); ``--exact-limit`` adds a wall-clock limit.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import ocsched
 from ocsched.bounds import band_bound, packing_bound, slot_bound
 from ocsched.decompose import decompose
 from ocsched.decompose._grouped import grouped_decompose
-from ocsched.exact import solve_exact
+from ocsched.exact import DEFAULT_NODE_LIMIT, solve_exact
 from ocsched.model import as_demand
 from ocsched.workloads import generate
 from ocsched.workloads.random import random_instance
@@ -117,8 +119,12 @@ def sides() -> None:
         print(f"| {k} | {ranks.sum():.4f} | {spectra:.4f} | {grouped:.4f} |")
 
 
-def tiny(count: int, max_n: int, limit: float) -> None:
-    print(f"\n## Tiny random instances (n <= {max_n}), exact with a {limit:g} s limit\n")
+def _limits(nodes: int, limit: float | None) -> str:
+    return f"{nodes} nodes" + ("" if limit is None else f" or {limit:g} s")
+
+
+def tiny(count: int, max_n: int, nodes: int, limit: float | None) -> None:
+    print(f"\n## Tiny random instances (n <= {max_n}), exact within {_limits(nodes, limit)}\n")
     rng = np.random.default_rng(2026)
     rows = []
     proved = 0
@@ -127,7 +133,7 @@ def tiny(count: int, max_n: int, limit: float) -> None:
         s = int(rng.integers(1, 5))
         delta = float(rng.choice(DELTAS))
         d = as_demand(random_instance(n, density=float(rng.uniform(0.3, 1.0)), rng=int(rng.integers(2**31))))
-        ex = solve_exact(d, switches=s, delta=delta, time_limit=limit)
+        ex = solve_exact(d, switches=s, delta=delta, time_limit=limit, node_limit=nodes)
         if not ex.optimal:
             continue
         proved += 1
@@ -142,8 +148,11 @@ def tiny(count: int, max_n: int, limit: float) -> None:
         print(f"{name:<24} mean {v[:, k].mean():.4f}  max {v[:, k].max():.4f}")
 
 
-def proving(count: int, limit: float) -> None:
-    print(f"\n## Exact solver: optimality proved within {limit:g} s (random_instance, n <= 6, s <= 4)\n")
+def proving(count: int, nodes: int, limit: float | None) -> None:
+    print(
+        f"\n## Exact solver: optimality proved within {_limits(nodes, limit)} "
+        "(random_instance, n <= 6, s <= 4)\n"
+    )
     rng = np.random.default_rng(12)
     by_n: dict[int, list[bool]] = {}
     for _ in range(count):
@@ -151,7 +160,7 @@ def proving(count: int, limit: float) -> None:
         s = int(rng.integers(1, 5))
         delta = float(rng.choice(DELTAS))
         d = as_demand(random_instance(n, rng=int(rng.integers(2**31))))
-        res = solve_exact(d, switches=s, delta=delta, time_limit=limit)
+        res = solve_exact(d, switches=s, delta=delta, time_limit=limit, node_limit=nodes)
         by_n.setdefault(n, []).append(res.optimal)
     allv = [x for v in by_n.values() for x in v]
     for n in sorted(by_n):
@@ -167,7 +176,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tiny", type=int, default=100)
     parser.add_argument("--tiny-n", type=int, default=5)
-    parser.add_argument("--exact-limit", type=float, default=60.0)
+    parser.add_argument("--exact-nodes", type=int, default=DEFAULT_NODE_LIMIT)
+    parser.add_argument("--exact-limit", type=float, default=None, help="seconds (default: none)")
     parser.add_argument("--exact", type=int, default=50, help="instances for the proving rate")
     parser.add_argument(
         "--skip", nargs="*", default=[], choices=["grid", "fresh", "sides", "time", "tiny", "exact"]
@@ -197,9 +207,9 @@ def main() -> None:
     if "time" not in args.skip:
         timing()
     if "tiny" not in args.skip:
-        tiny(args.tiny, args.tiny_n, args.exact_limit)
+        tiny(args.tiny, args.tiny_n, args.exact_nodes, args.exact_limit)
     if "exact" not in args.skip:
-        proving(args.exact, args.exact_limit)
+        proving(args.exact, args.exact_nodes, args.exact_limit)
 
 
 if __name__ == "__main__":

@@ -112,9 +112,11 @@ def fabrics(
     max_switches: int = 5,
     failures: bool = True,
     models: tuple[str, ...] = ("all-stop", "partial"),
+    timed_links: bool = False,
 ) -> Fabric:
     """A fabric for an n-port demand whose largest entry is ``top``: mixed delays, rates in [0.25, 4],
-    down windows and failed links (never every link of a port), either model."""
+    down windows and failed links (never every link of a port), either model. With ``timed_links``
+    a link may also fail during the schedule (at 0.3, 1 or 2 times ``top``) instead of from 0."""
     s = draw(st.integers(1, max_switches))
     scale = top or 1.0
     deltas = [draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5, 3.0])) * scale for _ in range(s)]
@@ -129,7 +131,8 @@ def fabrics(
             length = draw(st.sampled_from([0.1, 1.0, float("inf")]))
             down.append(SwitchDown(b, a, a + length * scale if np.isfinite(length) else float("inf")))
         for _ in range(draw(st.integers(0, 3))):
-            links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(1, s - 1))))
+            at = draw(st.sampled_from([0.0, 0.3, 1.0, 2.0])) * scale if timed_links else 0.0
+            links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(1, s - 1)), at))
     model = draw(st.sampled_from(models))
     return Fabric(
         tuple(Switch(d, r) for d, r in zip(deltas, rates, strict=True)), tuple(down), tuple(links), model

@@ -18,7 +18,7 @@ from ocsched import InvalidInputError, lower_bound, schedule, validate
 from ocsched.assign import equalize, greedy, loads
 from ocsched.cli import app
 from ocsched.decompose import spectra_decompose
-from ocsched.exact import maximal_matchings, optimal_split, solve_exact
+from ocsched.exact import DEFAULT_NODE_LIMIT, maximal_matchings, optimal_split, solve_exact
 from ocsched.model import Demand, Schedule
 from ocsched.schedulers import SCHEDULERS, algorithms
 from ocsched.workloads.random import random_instance
@@ -47,9 +47,11 @@ def tiny_instances(
     return out
 
 
-def check_against_heuristics(d: NDArray[np.float64], s: int, delta: float, *, time_limit: float) -> bool:
+def check_against_heuristics(
+    d: NDArray[np.float64], s: int, delta: float, *, time_limit: float, node_limit: int = DEFAULT_NODE_LIMIT
+) -> bool:
     """lower_bound <= dual <= exact <= every heuristic; the exact schedule validates. Returns optimality."""
-    res = solve_exact(d, switches=s, delta=delta, time_limit=time_limit)
+    res = solve_exact(d, switches=s, delta=delta, time_limit=time_limit, node_limit=node_limit)
     assert validate(res.schedule, d).ok
     assert res.schedule.algorithm == "exact"
     assert res.makespan == res.schedule.makespan
@@ -138,7 +140,8 @@ def test_exact_between_bound_and_heuristics_sample() -> None:
 def test_exact_between_bound_and_heuristics_sweep() -> None:
     # Hundreds of instances with n <= 4 (all optimal), then n = 5 (time-limited: bounds still hold).
     for d, s, delta in tiny_instances(300, ns=(2, 3, 4), seed=7):
-        assert check_against_heuristics(d, s, delta, time_limit=60)
+        # One of them needs 5,230 nodes (the others at most 250): more than DEFAULT_NODE_LIMIT.
+        assert check_against_heuristics(d, s, delta, time_limit=60, node_limit=10_000)
     for d, s, delta in tiny_instances(30, ns=(5,), seed=8):
         check_against_heuristics(d, s, delta, time_limit=10)
 
@@ -161,11 +164,13 @@ def test_registered_scheduler_matches_solve_exact() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Time limits
+# Limits: nodes by default, seconds only when asked
 # ---------------------------------------------------------------------------------------------
 
 # Not solved to optimality within 20 s on the development machine (n = 5, 35 maximal matchings).
 HARD = (random_instance(5, density=0.6, rng=101), 2, 0.04)
+# Proved optimal after about 60 nodes (half a second), not at the root.
+SMALL = (random_instance(4, density=0.8, rng=6), 2, 0.2)
 
 
 def test_time_limit_is_a_status() -> None:
@@ -178,22 +183,22 @@ def test_time_limit_is_a_status() -> None:
     assert res.makespan <= schedule(d, switches=s, delta=delta).makespan
 
 
-def test_registered_scheduler_warns_at_time_limit(
+def test_registered_scheduler_warns_at_node_limit(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    d, s, delta = HARD
-    monkeypatch.setattr(schedulers_mod, "DEFAULT_TIME_LIMIT", 0.2)
+    d, s, delta = SMALL
+    monkeypatch.setattr(schedulers_mod, "DEFAULT_NODE_LIMIT", 1)
     with caplog.at_level(logging.WARNING, logger="ocsched.schedulers"):
         sched = schedule(d, switches=s, delta=delta, algorithm="exact")
     assert validate(sched, d).ok
     # The solver's status and dual bound survive into the Schedule (and its JSON).
-    assert sched.status == "time_limit"
+    assert sched.status == "node_limit"
     assert sched.dual_bound is not None and lower_bound(d, switches=s, delta=delta) <= sched.dual_bound
     assert sched.dual_bound <= sched.makespan
     back = Schedule.from_json(sched.to_json())
     assert (back.status, back.dual_bound) == (sched.status, sched.dual_bound)
     assert any(
-        "time_limit" in r.getMessage() and "best schedule found" in r.getMessage() for r in caplog.records
+        "node_limit" in r.getMessage() and "best schedule found" in r.getMessage() for r in caplog.records
     )
 
 

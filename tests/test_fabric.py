@@ -292,8 +292,8 @@ def test_validate_against_a_stricter_fabric() -> None:
 
 
 def test_peers_refuse_what_they_cannot_do() -> None:
-    with pytest.raises(InvalidInputError, match=r"'exact' does not support heterogeneous .*it supports"):
-        schedule(D3, fabric=HETERO, algorithm="exact")
+    with pytest.raises(InvalidInputError, match=r"'naive' does not support heterogeneous .*it supports"):
+        schedule(D3, fabric=HETERO, algorithm="naive")
     with pytest.raises(InvalidInputError, match=r"'baseline' does not support failures"):
         schedule(D3, fabric=Fabric.uniform(2, 0.1).with_failures([SwitchDown(0, 1.0)]), algorithm="baseline")
     with pytest.raises(InvalidInputError, match=r"'spectra-bff' needs a fabric with partial"):
@@ -352,7 +352,10 @@ def test_bff_timeline_is_valid_under_partial() -> None:
 
 # --- properties: random fabrics, magnitudes, partial vs all-stop, bounds ---
 
-FABRIC_SCHEDULERS = [a for a, sch in SCHEDULERS.items() if "failures" in sch.supports]
+# exact (a MILP) has its own, smaller random fabrics in tests/test_opt_exact_fabrics.py.
+FABRIC_SCHEDULERS = [
+    a for a, sch in SCHEDULERS.items() if "failures" in sch.supports and sch.max_ports is None
+]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

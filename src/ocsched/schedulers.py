@@ -26,8 +26,8 @@ from ocsched.assign import PLACEMENTS, bff_timeline, place, place_on_fabric, tim
 from ocsched.baseline import capacity_split_schedule, single_switch, split_schedule
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
-from ocsched.errors import InfeasibleError, InvalidInputError
-from ocsched.exact import DEFAULT_TIME_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.errors import InvalidInputError
+from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
@@ -171,23 +171,56 @@ def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     return Result((one,) * fabric.size)
 
 
+_PACK = pipeline("spectra", "pack")
+
+
 def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
-    return Result(*near_optimal(demand, switches=fabric.size, delta=fabric.deltas[0]))
+    """spectra-opt: spectra-pack improved by LP re-fits and piece removal, then a short MILP on tiny models.
+
+    Runs on every fabric feature. On identical always-up all-stop switches,
+    :func:`ocsched.improve.improve_schedule` (better permutations, balanced placement, LP
+    re-fit); on any other fabric, :func:`ocsched.improve.improve_on_fabric` from spectra-pack's
+    schedule on that fabric, whose LP re-fit keeps each configuration on its switch, inside its
+    phase between down windows and ending by its ports' link failures, with each switch's own
+    delay and rate. Under the partial model the re-fits are all-stop schedules (valid there too)
+    and spectra-pack's partial schedule is kept when shorter. On tiny models
+    (:func:`ocsched.exact.near_optimal`) the exact MILP then runs for a fixed number of nodes. Never
+    worse than spectra-pack on the same fabric; no wall-clock limit anywhere.
+    """
+    if fabric.is_uniform:
+        return Result(*near_optimal(demand, fabric=fabric))
+    start = _PACK(demand, fabric, rng)
+    return Result(*near_optimal(demand, fabric=fabric, start=start.switches))
 
 
 def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
-    res = solve_exact(demand, switches=fabric.size, delta=fabric.deltas[0], time_limit=DEFAULT_TIME_LIMIT)
-    if res.status not in ("optimal", "time_limit"):
-        raise InfeasibleError(f"exact solver ended with status {res.status!r} and no schedule")
-    if not res.optimal:
+    """exact: the matching MILP of :func:`ocsched.exact.solve_exact`, from spectra-opt's schedule.
+
+    Runs on every fabric feature (the model's columns follow each switch's delay and rate, its
+    phases between down windows and its links' failure times). Under the partial model the
+    all-stop optimum is returned with status ``"heuristic"``: kept circuits make the order of
+    configurations matter, so a partial schedule can beat it and nothing is proved there. Stops
+    after :data:`~ocsched.exact.DEFAULT_NODE_LIMIT` nodes (status ``"node_limit"``), never on
+    the clock; never worse than spectra-opt.
+    """
+    opt = _opt(demand, fabric, rng)
+    res = solve_exact(demand, fabric=fabric, node_limit=DEFAULT_NODE_LIMIT, incumbents=[opt.switches])
+    status, dual = res.status, res.dual_bound
+    if status in ("infeasible", "error"):
+        status = "heuristic"  # a solver failure: the schedule is the best incumbent, proved nothing more
+    if status == "heuristic" and fabric.model == "partial":
+        log.info(
+            "exact: under the partial model the all-stop optimum is returned unproved (status heuristic)"
+        )
+    elif not res.optimal:
         log.warning(
-            "exact: %s after %.1f s; returning the best schedule found (makespan %.6g, gap %.2g%%)",
+            "exact: %s after %d nodes; returning the best schedule found (makespan %.6g, gap %.2g%%)",
             res.status,
-            res.runtime,
+            res.nodes,
             res.makespan,
             100 * res.gap,
         )
-    return Result(res.schedule.switches, 0, res.status, res.dual_bound)
+    return Result(res.schedule.switches, 0, status, dual)
 
 
 SCHEDULERS: dict[str, Scheduler] = {
@@ -210,6 +243,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         _opt,
         "best of Spectra's and grouped permutations, packed or placed whole; piece lengths re-fit by LP, "
         "pieces dropped; a short MILP on tiny supports",
+        supports=ALL_FEATURES,
     ),
     "spectra-bff": Scheduler(
         _bff,
@@ -243,9 +277,10 @@ SCHEDULERS: dict[str, Scheduler] = {
     ),
     "exact": Scheduler(
         _exact,
-        f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; "
-        f"best found after {DEFAULT_TIME_LIMIT:g} s)",
+        f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; best found within "
+        f"{DEFAULT_NODE_LIMIT:,} branch-and-bound nodes; partial model: the all-stop optimum, unproved)",
         max_ports=MAX_PORTS,
+        supports=ALL_FEATURES,
     ),
 }
 

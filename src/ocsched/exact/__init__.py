@@ -8,8 +8,10 @@ A lower bound says how good a schedule could be; an exact optimum says how good 
   small n; it is registered as the scheduler ``"exact"``.
 
 Both are MILPs solved with HiGHS through :func:`scipy.optimize.milp`, which reports the incumbent,
-the dual bound and the gap when it stops at its time limit; the optional ``highspy`` package is
-not needed. A time limit is a status (``"time_limit"``), never an exception.
+the dual bound and the gap when it stops at a limit; the optional ``highspy`` package is not
+needed. The default limits are work (branch-and-bound nodes, status ``"node_limit"``), so a result
+never depends on the machine or its load; a time limit is an explicit option, recorded as status
+``"time_limit"``. Neither is an exception.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from __future__ import annotations
 from ocsched.exact.matchings import MAX_MATCHINGS, maximal_matchings
 from ocsched.exact.near import NEAR_OPTIMAL_NODES, NEAR_OPTIMAL_SIZE, near_optimal
 from ocsched.exact.results import ExactResult, SplitResult
-from ocsched.exact.solve import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT
-from ocsched.exact.solve import MAX_PORTS, solve_exact
+from ocsched.exact.solve import DEFAULT_NODE_LIMIT, MAX_PORTS, solve_exact
 from ocsched.exact.split import optimal_split
 
 __all__ = [
+    "DEFAULT_NODE_LIMIT",
     "MAX_MATCHINGS",
     "MAX_PORTS",
     "NEAR_OPTIMAL_NODES",

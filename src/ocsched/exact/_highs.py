@@ -19,12 +19,21 @@ def _gap(upper: float, lower: float) -> float:
 
 
 def _milp_options(time_limit: float | None, node_limit: int | None = None) -> Any:
+    """HiGHS options: a node limit (work, deterministic), and a time limit only if one is given."""
     opts: dict[str, Any] = {"mip_rel_gap": 1e-9, "presolve": True}
     if node_limit is not None:
         opts["node_limit"] = node_limit
     if time_limit is not None and math.isfinite(time_limit):
         opts["time_limit"] = time_limit
     return opts
+
+
+def _status(res: Any) -> str:
+    """The solve's status; HiGHS's code for a reached node limit (16) is unknown to scipy."""
+    status = _STATUS.get(int(res.status), "error")
+    if status == "error" and "Status 16" in str(res.message):
+        return "node_limit"
+    return status
 
 
 def _dual(res: Any, floor: float) -> float:

@@ -17,7 +17,8 @@ class SplitResult:
     Attributes
     ----------
     status : str
-        ``"optimal"``, ``"time_limit"`` (best assignment found so far) or ``"error"``.
+        ``"optimal"``, ``"node_limit"`` or ``"time_limit"`` (best assignment found so far) or
+        ``"error"``.
     makespan : float
         The largest switch load of ``assignment``.
     assignment : list of list of (int, float)
@@ -42,9 +43,11 @@ class ExactResult:
     Attributes
     ----------
     status : str
-        ``"optimal"`` (proved within the solver's tolerance), ``"time_limit"`` (``schedule`` is the
-        best found, ``dual_bound`` what is proved), ``"infeasible"`` or ``"error"`` (solver
-        failures; ``schedule`` is then the Spectra incumbent).
+        ``"optimal"`` (proved within the solver's tolerance), ``"node_limit"`` or
+        ``"time_limit"`` (the limit was reached: ``schedule`` is the best found, ``dual_bound``
+        what is proved), ``"heuristic"`` (the partial model, where the all-stop optimum is not
+        proved optimal), ``"infeasible"`` or ``"error"`` (solver failures; ``schedule`` is then
+        the best incumbent).
     schedule : Schedule
         The best valid schedule found (``algorithm="exact"``).
     makespan : float
@@ -55,7 +58,7 @@ class ExactResult:
     gap : float
         ``(makespan - dual_bound) / makespan`` (0 when both are 0).
     runtime : float
-        Wall-clock seconds spent.
+        Wall-clock seconds spent (a measurement only: it never changes the result).
     matchings : int
         Number of maximal matchings of the demand's support (the model's size).
     nodes : int

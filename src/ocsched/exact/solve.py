@@ -3,46 +3,87 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
-from ocsched.assign import Assignment, place, timeline
+from ocsched.assign import Assignment, place, place_on_fabric, timeline
 from ocsched.bounds import lower_bound
-from ocsched.decompose import spectra_decompose
-from ocsched.exact._highs import _SCALE_TO, _STATUS, _dual, _gap, _milp_options
-from ocsched.exact.matchings import maximal_matchings
+from ocsched.decompose import decompose, spectra_decompose
+from ocsched.errors import InvalidInputError
+from ocsched.exact._highs import _SCALE_TO, _dual, _gap, _status
+from ocsched.exact.columns import Columns, fabric_columns
+from ocsched.exact.milp import solve_milp
 from ocsched.exact.results import ExactResult
 from ocsched.exact.split import optimal_split
-from ocsched.improve import improve_schedule
-from ocsched.model import Demand, Schedule, as_demand
+from ocsched.fabric import Fabric
+from ocsched.improve import improve_on_fabric, improve_schedule
+from ocsched.improve.structure import (
+    Piece,
+    SwitchTimes,
+    check_valid,
+    entries_of,
+    make_valid,
+    refit,
+    sort_pieces,
+    switch_times,
+    to_switches,
+)
+from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.timing import busy
 
-__all__ = ["DEFAULT_TIME_LIMIT", "MAX_PORTS", "solve_exact"]
+__all__ = ["DEFAULT_NODE_LIMIT", "MAX_PORTS", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
+Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Largest n accepted by the ``"exact"`` scheduler.
 MAX_PORTS = 6
 
-#: Time limit (seconds) of the ``"exact"`` scheduler.
-DEFAULT_TIME_LIMIT = 60.0
+#: Branch-and-bound nodes of the ``"exact"`` scheduler and the default of :func:`solve_exact`: a
+#: count of work, so the result is the same on any machine under any load. It proves optimal
+#: 354 of the 355 seeded instances with n <= 4 of ``tests/test_exact.py`` (the others need at most
+#: 250 nodes; the outlier needs 5,230) and every instance of ``benchmarks/exact_scaling.py`` that a
+#: 60 s limit proved (at most 368 nodes). On the hardest n = 5-6 models (four switches) a node
+#: takes 0.03-0.2 s on the development machine, so the worst case is a few minutes, like the
+#: 60 s time limit it replaces on an idle machine. Pass ``node_limit`` (or ``time_limit``) to
+#: :func:`solve_exact` to go further or stop sooner.
+DEFAULT_NODE_LIMIT = 1_000
+
+
+def _fabric(switches: object, delta: object, fabric: Fabric | None) -> Fabric:
+    if fabric is not None:
+        if switches is not None or delta is not None:
+            raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
+        if not isinstance(fabric, Fabric):
+            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
+        return fabric
+    if switches is None or delta is None:
+        raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
+    return Fabric.uniform(check_switches(switches), check_delta(delta))
+
+
+def _end(switches: Switches) -> float:
+    return max((c.end for sw in switches for c in sw), default=0.0)
 
 
 def solve_exact(
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
-    switches: int,
-    delta: float,
-    time_limit: float | None = DEFAULT_TIME_LIMIT,
-    node_limit: int | None = None,
+    switches: int | None = None,
+    delta: float | None = None,
+    fabric: Fabric | None = None,
+    time_limit: float | None = None,
+    node_limit: int | None = DEFAULT_NODE_LIMIT,
+    incumbents: Iterable[Switches] = (),
 ) -> ExactResult:
     """Return a minimum-makespan schedule of a small instance, with proof of optimality or a gap.
 
@@ -51,15 +92,22 @@ def solve_exact(
     demand : array_like, sparse matrix or Demand
         n x n non-negative demand; meant for small supports (see ``MAX_MATCHINGS``).
     switches : int
-        Number of parallel switches s >= 1.
+        Number of parallel switches s >= 1 (the shortcut for ``Fabric.uniform(switches, delta)``).
     delta : float
         Reconfiguration delay >= 0.
+    fabric : Fabric, optional
+        Instead of ``switches`` and ``delta``: any fabric (per-switch delays and rates, failed
+        links, down windows, either model; see Notes).
     time_limit : float or None
-        Seconds for the MILP (None: no limit). On expiry the best schedule found is returned with
-        status ``"time_limit"`` and its gap to the proved bound.
+        Seconds for the whole solve (None, the default: no limit). Only when given does the
+        result depend on the machine's speed and load; on expiry the best schedule found is
+        returned with status ``"time_limit"`` and its gap to the proved bound.
     node_limit : int or None
-        Branch-and-bound nodes for the MILP (None: no limit); reaching it also gives status
-        ``"time_limit"``. Unlike a time limit, the result then does not depend on the machine.
+        Branch-and-bound nodes for the MILP (default :data:`DEFAULT_NODE_LIMIT`; None: no limit);
+        reaching it gives status ``"node_limit"``, the same on any machine.
+    incumbents : iterable of schedules
+        More valid schedules of ``demand`` on the fabric (per switch, its configurations); the
+        result is never worse than any of them. One that is not valid is ignored.
 
     Returns
     -------
@@ -70,6 +118,8 @@ def solve_exact(
     ------
     InvalidInputError
         For malformed input, or a support with more than ``MAX_MATCHINGS`` maximal matchings.
+    InfeasibleError
+        If some demand entry can be served by no switch of the fabric.
 
     Notes
     -----
@@ -98,6 +148,26 @@ def solve_exact(
     entry it serves. Hence no K (slots per switch) needs choosing: the model has
     ``s * |𝓜|`` binaries, which is what limits it to small supports.
 
+    **Fabrics.** The same argument holds switch by switch on any all-stop fabric once the
+    columns say *when* a configuration may run (:mod:`ocsched.exact.columns`). A switch of rate
+    c_b serves ``c_b t`` (coverage ``sum c_b t[b, M] >= D_e``) and pays its own delay d_b. Its
+    down windows cut its time into phases ``[alpha, beta)``; a configuration lies in one phase
+    (the all-stop rule restarts a switch dark after a window). A link of port p to b failing at
+    f > 0 gives every configuration using p on b the deadline f (one failing at 0 removes p's
+    circuits from b). A column is (b, phase, deadline class g, M) with M maximal among the
+    support edges whose ports are still linked to b at g; in step (2) a configuration is
+    extended only by such edges, so its deadline class is kept. Per (b, phase) the columns run
+    in order of deadline, which meets every deadline iff (Jackson's rule) for each class g::
+
+        sum_{columns of class <= g} d_b y + t <= g - alpha,   and the phase's total <= T - alpha
+
+    (a phase that ends at a window: its total <= beta - alpha). Switches are interchangeable, and
+    ordered for symmetry breaking, only when their delay, rate, windows and failed links are
+    equal. Under the **partial model** (kept circuits stay lit between configurations, so order
+    matters and a schedule can beat every all-stop one) the all-stop optimum is still a valid
+    schedule but is not proved optimal there: the status is then ``"heuristic"`` and the dual
+    bound :func:`ocsched.lower_bound` of the partial fabric, never the all-stop MILP's.
+
     **Bounds and cuts.** U is the makespan of the incumbent: a Spectra schedule, or Spectra's
     permutations placed by :func:`optimal_split`, or ``spectra-opt``
     (:func:`ocsched.improve.improve_schedule`), whichever is best (the result is never worse
@@ -108,19 +178,29 @@ def solve_exact(
     ``u[b, e] = sum_{M ∋ e} y[b, M]`` (how many configurations of switch b serve e) add nothing
     to the model but let the solver branch on where an entry is served. Switches are identical,
     so they are sorted by the first matching they hold (``y[b+1, k] <= sum_{j <= k} y[b, j]``;
-    empty switches last): every schedule has such a relabelling, so no optimum is cut off.
+    empty switches last): every schedule has such a relabelling, so no optimum is cut off. On a
+    fabric the incumbents are Spectra's permutations placed and packed on it and ``spectra-opt``
+    on it (:func:`ocsched.improve.improve_on_fabric`), and the bound is the fabric's.
+
+    **Limits.** No wall clock unless ``time_limit`` is given: by default the solve stops after
+    :data:`DEFAULT_NODE_LIMIT` nodes, so the same input gives the same schedule, status and bound
+    on any machine and under any load. HiGHS's MIP solver is deterministic for fixed options: its
+    random seed is fixed (default 0), its tree search is serial unless its ``parallel`` option is
+    on, and its parallel steps (symmetry detection) do not change the path; ``scipy.optimize.milp``
+    exposes neither seed nor threads and sets neither, so nothing else needs pinning.
 
     **Scaling.** The model has ``s * |𝓜|`` binaries; |𝓜| is 5 for the complete 3 x 3 support,
     at most a few hundred for n = 6, and grows exponentially with n. In practice every n <= 4
-    instance solves in seconds; at n = 5-6, s = 2 solves in about 10 s while s = 4 often hits a
-    60 s limit (switch symmetry and the weak LP relaxation of the per-configuration delay); see
+    instance solves in seconds; at n = 5-6, s = 2 solves in about 10 s while s = 4 can need
+    minutes (switch symmetry and the weak LP relaxation of the per-configuration delay); see
     ``benchmarks/exact_scaling.py``.
 
     **Numerics.** The MILP is scaled so that U = 100 (HiGHS's absolute tolerances then act as
     about 1e-8 relative). The solver's answer is rounded (``y > 0.5``) and any shortfall left
-    by its feasibility tolerance is added to a configuration serving the entry, so the returned
-    schedule always validates; its makespan can exceed the solver's objective by about 1e-9
-    relative, which ``gap`` shows honestly.
+    by its feasibility tolerance is added to a configuration serving the entry (on a fabric:
+    one whose phase has room before its deadlines, after the durations are re-fit by LP with a
+    small deadline margin), so the returned schedule always validates; its makespan can exceed
+    the solver's objective by about 1e-9 relative, which ``gap`` shows honestly.
 
     Examples
     --------
@@ -128,171 +208,165 @@ def solve_exact(
     >>> r.status, round(r.makespan, 6), round(r.dual_bound, 6)
     ('optimal', 3.75, 3.75)
     """
+    # The clock only measures the runtime, and the remaining budget when a time limit is given.
     t_start = time.perf_counter()
     dem = as_demand(demand)
-    s = check_switches(switches)
-    d = check_delta(delta)
+    fab = _fabric(switches, delta, fabric)
+    fab.check_ports(dem.n)
     tl = check_time_limit(time_limit)
     nl = None if node_limit is None else check_int(node_limit, "node_limit")
-    n = dem.n
-    lb = lower_bound(dem, switches=s, delta=d, strong=True)
-    if dem.nnz == 0:
-        empty = Schedule(ports=n, delta=d, switches=((),) * s, algorithm="exact", lower_bound=0.0)
-        return ExactResult("optimal", empty, 0.0, 0.0, 0.0, time.perf_counter() - t_start, 0)
-    mats = maximal_matchings(dem)
-    nm = mats.shape[0]
-    dec = spectra_decompose(dem)
-    incumbent = Schedule(ports=n, delta=d, switches=place(dec, switches=s, delta=d)[0], algorithm="spectra")
-    # Spectra's permutations placed optimally: a tighter U shrinks the big-M constants and
-    # strengthens the per-entry cuts; it is also the answer if the MILP finds nothing better.
-    split = optimal_split(dec.weights, s, d, time_limit=None if tl is None else 0.1 * tl)
-    if split.makespan < incumbent.makespan:
-        incumbent = Schedule(
-            ports=n, delta=d, switches=timeline(split.assignment, dec.perms, d), algorithm="spectra+split"
-        )
-    # spectra-pack improved by LP re-fit and piece removal: often a tighter incumbent still.
-    better = Schedule(
-        ports=n, delta=d, switches=improve_schedule(dem, switches=s, delta=d)[0], algorithm="spectra-opt"
-    )
-    if better.makespan < incumbent.makespan:
-        incumbent = better
-    ub = incumbent.makespan
+    given = list(incumbents)
+    af = fab.with_model("all-stop")
+    partial = fab.model == "partial"
+    n, s, d = dem.n, fab.size, max(fab.deltas)
+    out_fabric = None if fab.is_uniform else fab
+    if af.is_uniform:
+        lb = lower_bound(dem, switches=s, delta=d, strong=True)
+    else:
+        lb = lower_bound(dem, fabric=af, strong=True)
+    # What is proved for the caller's fabric: the all-stop MILP proves nothing under partial.
+    proved = lower_bound(dem, fabric=fab) if partial else lb
 
-    def finish(status: str, sched: Schedule, dual: float, nodes: int) -> ExactResult:
+    def result(
+        status: str, switches_: Switches, dual: float, nodes: int, source: str, nm: int
+    ) -> ExactResult:
         sched = Schedule(
             ports=n,
             delta=d,
-            switches=sched.switches,
+            switches=switches_,
             algorithm="exact",
             lower_bound=lb,
-            splits=sched.splits,
-            meta={"status": status, "dual_bound": dual, "source": sched.algorithm},
+            meta={"status": status, "dual_bound": dual, "source": source},
+            fabric=out_fabric,
         )
         ms = sched.makespan
         dual = min(dual, ms)
         return ExactResult(status, sched, ms, dual, _gap(ms, dual), time.perf_counter() - t_start, nm, nodes)
 
+    if dem.nnz == 0:
+        return result("optimal", ((),) * s, 0.0, 0, "empty", 0)
+    if af.is_uniform:
+        cands = _uniform_incumbents(dem, s, fab.deltas[0], tl, nl)
+    else:
+        cands = _fabric_incumbents(dem, af)
+    # Incumbents valid under the all-stop rule bound the MILP; valid partial-only ones (which may
+    # beat every all-stop schedule) only compete for the answer, as do all on identical switches.
+    finals: list[tuple[str, Switches]] = []
+    for k, sw in enumerate(given):
+        # On identical switches the incumbents (and so the model) stay solve_exact's own.
+        if not af.is_uniform and check_valid(sw, dem, af):
+            cands.append((f"incumbent {k}", sw))
+        elif check_valid(sw, dem, fab):
+            finals.append((f"incumbent {k}", sw))
+        else:
+            log.warning("solve_exact: incumbent %d is not a valid schedule on the fabric; ignored", k)
+    source, incumbent = min(cands, key=lambda c: _end(c[1]))
+    ub = _end(incumbent)
+    # On identical always-up switches nothing ends by a deadline, so no horizon is needed.
+    cols = fabric_columns(dem, switch_times(af), math.inf if af.is_uniform else ub)
+    mats = cols.mats
+    nm = int(mats.shape[0])
+
+    def finish(status: str, best: Switches, best_source: str, dual: float, nodes: int) -> ExactResult:
+        for name, sw in finals:
+            if _end(sw) < _end(best):
+                best, best_source = sw, name
+        if partial:
+            return result("heuristic", best, proved, nodes, best_source, nm)
+        return result(status, best, dual, nodes, best_source, nm)
+
     # The bounds are bisected to a relative 1e-10 (the packing test adds 1e-9 of slack); closer
     # than 1e-8 the MILP's own tolerances cannot separate them (HiGHS then reports the band
     # [lb, ub] infeasible), so the incumbent is declared optimal and the gap says by how much.
     if ub <= lb * (1 + 1e-8):
-        return finish("optimal", incumbent, lb, 0)
+        return finish("optimal", incumbent, source, lb, 0)
 
     scale = _SCALE_TO / ub
+    times = switch_times(af)
     # Incidence entry x matching: inc[e, k] = 1 if matching k holds entry e.
     inc = (mats[:, dem.rows] == dem.cols[None, :]).T.astype(np.float64)
     remaining = None if tl is None else max(1e-3, tl - (time.perf_counter() - t_start))
-    res = _solve_milp(dem.values * scale, inc, s, d * scale, lb * scale, ub * scale, remaining, nl)
+    res = solve_milp(dem.values * scale, inc, cols, times, scale, lb * scale, ub * scale, remaining, nl)
     nodes = int(getattr(res, "mip_node_count", 0) or 0)
-    status = _STATUS.get(int(res.status), "error")
-    if status == "error" and nl is not None and "Status 16" in str(res.message):
-        # scipy does not know HiGHS's code for a reached node limit (16); it is a limit, not a failure.
-        status = "time_limit"
+    status = _status(res)
     dual = _dual(res, lb * scale) / scale
-    best = incumbent
+    best, best_source = incumbent, source
     if res.x is not None:
         x = np.asarray(res.x)
-        nb = s * nm
-        y, t = x[1 : 1 + nb].reshape(s, nm), x[1 + nb : 1 + 2 * nb].reshape(s, nm) / scale
-        cand = _repair(dem, mats, inc, y, t, d)
-        if cand.makespan < best.makespan:
-            best = cand
-    if status not in ("optimal", "time_limit"):
+        nb = cols.size
+        y, t = x[1 : 1 + nb], x[1 + nb : 1 + 2 * nb] / scale
+        if af.is_uniform:
+            cand: Switches | None = _repair(dem, mats, inc, y.reshape(s, -1), t.reshape(s, -1), fab.deltas[0])
+        else:
+            cand = _on_fabric(dem, cols, y, t, times, af)
+        if cand is not None and _end(cand) < _end(best):
+            best, best_source = cand, "milp"
+    if status not in ("optimal", "time_limit", "node_limit"):
         log.warning(
             "solve_exact: solver returned %r (%s); keeping the heuristic schedule", status, res.message
         )
         dual = lb
-    return finish(status, best, dual, nodes)
+    return finish(status, best, best_source, dual, nodes)
 
 
-def _solve_milp(
-    dv: FloatArray,
-    inc: FloatArray,
-    s: int,
-    ds: float,
-    t_lo: float,
-    t_hi: float,
-    time_limit: float | None,
-    node_limit: int | None = None,
-) -> Any:
-    """Solve the matching MILP (scaled units) with the makespan restricted to [t_lo, t_hi]."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+def _uniform_incumbents(
+    dem: Demand, s: int, d: float, tl: float | None, nl: int | None
+) -> list[tuple[str, Switches]]:
+    """Spectra, Spectra's permutations split optimally, and spectra-opt's LP improvement."""
+    dec = spectra_decompose(dem)
+    out: list[tuple[str, Switches]] = [("spectra", place(dec, switches=s, delta=d)[0])]
+    # Spectra's permutations placed optimally: a tighter U shrinks the big-M constants and
+    # strengthens the per-entry cuts; it is also the answer if the MILP finds nothing better.
+    split = optimal_split(dec.weights, s, d, time_limit=None if tl is None else 0.1 * tl, node_limit=nl)
+    if split.makespan < _end(out[0][1]):
+        out.append(("spectra+split", timeline(split.assignment, dec.perms, d)))
+    # spectra-pack improved by LP re-fit and piece removal: often a tighter incumbent still.
+    out.append(("spectra-opt", improve_schedule(dem, switches=s, delta=d)[0]))
+    return out
 
-    e_count, nm = inc.shape
-    cap = np.minimum((inc * dv[:, None]).max(axis=0), t_hi - ds)
-    # Variables: T, then y[b, k] at 1 + b * nm + k, then t[b, k] at 1 + s * nm + b * nm + k.
-    nb = s * nm
-    nv = 1 + 2 * nb
-    blocks: list[sp.csr_array] = []
-    lo: list[FloatArray] = []
-    hi: list[FloatArray] = []
 
-    def add(t_col: sp.csr_array, y_part: sp.csr_array, t_part: sp.csr_array, lower: Any, upper: Any) -> None:
-        blocks.append(sp.hstack([t_col, y_part, t_part]).tocsr())
-        rows_ = blocks[-1].shape[0]
-        lo.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (rows_,)))
-        hi.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (rows_,)))
+def _fabric_incumbents(dem: Demand, af: Fabric) -> list[tuple[str, Switches]]:
+    """Spectra's permutations placed and packed on the (all-stop) fabric, and spectra-opt on it."""
+    mean = float(np.average(af.deltas, weights=af.rates))
+    dec = decompose(dem, method="spectra", delta=mean)
+    spectra = place_on_fabric(dec, af, method="equalize", demand=dem)[0]
+    pack = place_on_fabric(dec, af, method="pack", demand=dem)[0]
+    better = improve_on_fabric(dem, af, start=pack)[0]
+    return [("spectra", spectra), ("spectra-pack", pack), ("spectra-opt", better)]
 
-    rep = sp.hstack([sp.csr_array(inc)] * s).tocsr()  # entry x (switch, matching)
-    none_e = sp.csr_array((e_count, nb))
-    # Coverage.
-    add(sp.csr_array((e_count, 1)), none_e, rep, dv, np.inf)
-    # Configurations needed per entry (each lasts at most U - delta).
-    need = np.maximum(1.0, np.ceil(dv / (t_hi - ds) * (1 - 1e-9)))
-    add(sp.csr_array((e_count, 1)), rep, none_e, need, np.inf)
-    # Big-M: t - cap y <= 0.
-    eye = sp.eye_array(nb, format="csr")
-    add(sp.csr_array((nb, 1)), -sp.diags_array(np.tile(cap, s)).tocsr(), eye, -np.inf, 0.0)
-    # Loads, and their order (symmetry breaking).
-    per_sw = sp.kron(sp.eye_array(s), sp.csr_array(np.ones((1, nm)))).tocsr()
-    add(sp.csr_array(-np.ones((s, 1))), busy(0.0, 1, ds) * per_sw, per_sw, -np.inf, 0.0)
-    if s > 1:
-        # Symmetry breaking: switches sorted by the first matching they hold (empty ones last),
-        # y[b+1, k] <= sum_{j <= k} y[b, j].
-        tri = sp.csr_array(np.tril(np.ones((nm, nm))))
-        blk = sp.kron(sp.eye_array(s - 1, s, k=0), -tri) + sp.kron(
-            sp.eye_array(s - 1, s, k=1), sp.eye_array(nm)
-        )
-        add(
-            sp.csr_array(((s - 1) * nm, 1)), sp.csr_array(blk), sp.csr_array(((s - 1) * nm, nb)), -np.inf, 0.0
-        )
-    a = sp.vstack(blocks).tocsr()
-    c = np.zeros(nv)
-    c[0] = 1.0
-    lbs = np.zeros(nv)
-    lbs[0] = t_lo
-    ubv = np.concatenate([[t_hi * (1 + 1e-9)], np.ones(nb), np.tile(cap, s)])
-    integrality = np.zeros(nv, dtype=np.int64)
-    integrality[1 : 1 + nb] = 1
-    # Integer u[b, e] = sum_{M ∋ e} y[b, M], configurations of switch b serving entry e: the
-    # solver can branch on "which switches serve e", which closes gaps that branching on single
-    # matchings leaves open for a long time.
-    nu = s * e_count
-    a = sp.hstack([a, sp.csr_array((a.shape[0], nu))]).tocsr()
-    yblock = sp.kron(sp.eye_array(s), sp.csr_array(inc)).tocsr()  # (s*E) x (s*nm)
-    rowsu = sp.csr_array(
-        sp.hstack([sp.csr_array((nu, 1)), -yblock, sp.csr_array((nu, nb)), sp.eye_array(nu, format="csr")])
-    )
-    a = sp.vstack([a, rowsu]).tocsr()
-    lo.append(np.zeros(nu))
-    hi.append(np.zeros(nu))
-    c = np.concatenate([c, np.zeros(nu)])
-    lbs = np.concatenate([lbs, np.zeros(nu)])
-    ubv = np.concatenate([ubv, np.full(nu, float(nm))])
-    integrality = np.concatenate([integrality, np.ones(nu, dtype=np.int64)])
-    return milp(
-        c,
-        integrality=integrality,
-        bounds=Bounds(lbs, ubv),
-        constraints=LinearConstraint(a, np.concatenate(lo), np.concatenate(hi)),
-        options=_milp_options(time_limit, node_limit),
-    )
+
+def _on_fabric(
+    dem: Demand, cols: Columns, y: FloatArray, t: FloatArray, times: list[SwitchTimes], af: Fabric
+) -> Switches | None:
+    """Turn a (tolerance-feasible) MILP point on a fabric into a valid schedule, or None."""
+    pieces: list[Piece] = []
+    x: list[float] = []
+    for c in np.nonzero((y > 0.5) & (t > 0))[0].tolist():
+        b, ph = int(cols.switch[c]), int(cols.phase[c])
+        perm = cols.mats[cols.mat[c]]
+        (i,) = np.nonzero(perm >= 0)
+        ins, outs, ent = entries_of(dem, i.astype(np.int64), perm[i])
+        if ent.size:
+            pieces.append(Piece(b, ph, ins, outs, times[b].deadline(ph, ins, outs), ent))
+            x.append(float(t[c]))
+    if not pieces:
+        return None
+    ps, xs = sort_pieces(pieces, np.array(x))
+    # The MILP's durations, re-fit with a little margin before each deadline so the exact-cover
+    # repair has room; the MILP's own (rounded) durations if that LP fails.
+    fit = refit(dem, ps, xs, times)
+    if fit is None:
+        fit = make_valid(ps, xs, dem, times)
+    if fit is None:
+        return None
+    out = to_switches(ps, fit, times, dem.n)
+    return out if check_valid(out, dem, af) else None
 
 
 def _repair(
     dem: Demand, mats: IntArray, inc: FloatArray, y: FloatArray, t: FloatArray, delta: float
-) -> Schedule:
-    """Turn a (tolerance-feasible) MILP point into a valid schedule."""
+) -> Switches:
+    """Turn a (tolerance-feasible) MILP point on identical switches into a valid schedule."""
     s, nm = y.shape
     dur = np.where(y > 0.5, np.maximum(t, 0.0), 0.0)
     short = dem.values - inc @ dur.sum(axis=0)
@@ -305,4 +379,4 @@ def _repair(
         dur[b, k] += short[e]
         short = dem.values - inc @ dur.sum(axis=0)
     assignment: Assignment = [[(k, float(dur[b, k])) for k in range(nm) if dur[b, k] > 0] for b in range(s)]
-    return Schedule(ports=dem.n, delta=delta, switches=timeline(assignment, mats, delta), algorithm="milp")
+    return timeline(assignment, mats, delta)

@@ -8,10 +8,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched._checks import check_delta, check_switches, check_time_limit
+from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
 from ocsched.assign import Assignment, loads, pack
 from ocsched.errors import InvalidInputError
-from ocsched.exact._highs import _SCALE_TO, _STATUS, _dual, _gap, _milp_options
+from ocsched.exact._highs import _SCALE_TO, _dual, _gap, _milp_options, _status
 from ocsched.exact.results import SplitResult
 from ocsched.timing import busy
 
@@ -23,7 +23,12 @@ FloatArray = NDArray[np.float64]
 
 
 def optimal_split(
-    weights: ArrayLike, switches: int, delta: float, *, time_limit: float | None = None
+    weights: ArrayLike,
+    switches: int,
+    delta: float,
+    *,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
 ) -> SplitResult:
     """Place weighted permutations on switches optimally, allowing splits; minimise the largest load.
 
@@ -41,6 +46,10 @@ def optimal_split(
         Reconfiguration delay >= 0.
     time_limit : float, optional
         Seconds; on expiry the best assignment found is returned with status ``"time_limit"``.
+        Without one the result does not depend on the machine.
+    node_limit : int, optional
+        Branch-and-bound nodes; on reaching it the best assignment found is returned with
+        status ``"node_limit"``.
 
     Returns
     -------
@@ -76,6 +85,7 @@ def optimal_split(
     s = check_switches(switches)
     d = check_delta(delta)
     tl = check_time_limit(time_limit)
+    nl = None if node_limit is None else check_int(node_limit, "node_limit")
     pos = np.nonzero(w > 0)[0]
     # The heuristic answer: an incumbent, and the fallback if the solver fails.
     heur, _ = pack(w, s, d)
@@ -141,9 +151,9 @@ def optimal_split(
         integrality=integrality,
         bounds=Bounds(lbs, ubv),
         constraints=LinearConstraint(a, np.concatenate(lo), np.concatenate(hi)),
-        options=_milp_options(tl),
+        options=_milp_options(tl, nl),
     )
-    status = _STATUS.get(int(res.status), "error")
+    status = _status(res)
     dual = _dual(res, lb * scale) / scale
     best, best_ms = heur, ub
     if res.x is not None:
@@ -162,7 +172,7 @@ def optimal_split(
             cand_ms = float(loads(cand, d).max(initial=0.0))
             if cand_ms < best_ms:
                 best, best_ms = cand, cand_ms
-    if status not in ("optimal", "time_limit"):
+    if status not in ("optimal", "time_limit", "node_limit"):
         log.warning(
             "optimal_split: solver returned %r (%s); keeping the packed placement", status, res.message
         )

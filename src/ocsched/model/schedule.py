@@ -54,7 +54,7 @@ class Schedule:
         Free-form provenance (parameters, ocsched version, run time).
     status : str
         How it was found: ``"heuristic"`` (the default), or an exact solver's ``"optimal"``,
-        ``"time_limit"``, ... (see :data:`STATUSES`).
+        ``"node_limit"``, ``"time_limit"``, ... (see :data:`STATUSES`).
     dual_bound : float or None
         A proved lower bound on the optimal makespan from the solver that built it, if any.
     fabric : Fabric or None

@@ -21,7 +21,7 @@ SCHEDULE_VERSION = 1
 #: Version written for anything but a uniform all-stop fabric (per-switch delta and rate, failures, model).
 SCHEDULE_VERSION_FABRIC = 2
 #: How a schedule was found: a heuristic, or an exact solver's outcome.
-STATUSES = ("heuristic", "optimal", "time_limit", "infeasible", "unbounded", "error")
+STATUSES = ("heuristic", "optimal", "node_limit", "time_limit", "infeasible", "unbounded", "error")
 #: Largest port count a schedule file may claim (far above any OCS radix; guards memory).
 MAX_PORTS = 1_000_000
 
