@@ -319,8 +319,8 @@ def test_scheduler_argument_errors() -> None:
     with pytest.raises(InvalidInputError, match="base"):
         schedule_iteration(it, switches=2, delta=0.1, base="nope")
     # Any fabric is scheduled; only a base that cannot run on it is refused, naming the feature.
-    with pytest.raises(InvalidInputError, match="base 'exact' does not support heterogeneous"):
-        schedule_iteration(it, fabric=Fabric((Switch(0.1), Switch(0.2))), base="exact")
+    with pytest.raises(InvalidInputError, match="base 'naive' does not support heterogeneous"):
+        schedule_iteration(it, fabric=Fabric((Switch(0.1), Switch(0.2))), base="naive")
     with pytest.raises(InvalidInputError, match="base 'spectra-bff' needs a fabric with partial"):
         schedule_iteration(it, switches=2, delta=0.1, base="spectra-bff")
     with pytest.raises(InvalidInputError, match="port outside"):
