@@ -259,3 +259,15 @@ def test_zero_length_configurations_do_not_widen_the_tolerance() -> None:
     assert kinds(validate(alone, d)) == ["unserved"]
     pile = tuple(c(short.end, 0.0, [(0, 1)]) for _ in range(1000))
     assert kinds(validate(Schedule(ports=2, delta=0.0, switches=((short, *pile),)), d)) == ["unserved"]
+
+
+def test_a_window_starting_where_a_configuration_sits_is_not_before_it() -> None:
+    # A window [8, 8 + 1e-14) starts exactly at a zero-length configuration: the configuration is
+    # not in it and it has not "ended" before it, so no delay after it is owed (it was, within
+    # the tolerance: a false rejection). A configuration 4 ulps inside a window's end still owes
+    # the delay after the window: rounding cannot let it leave without one.
+    fab = Fabric((Switch(2.5),), down=(SwitchDown(0, 8.0, 8.0 + 1e-14),))
+    assert validate(on(fab, (c(2.5, 0.0, [(1, 0)]), c(8.0, 0.0, [(0, 1)]))), np.zeros((2, 2))).ok
+    inside = Fabric((Switch(1.0),), down=(SwitchDown(0, 1.5, 2.0),))
+    late = c(2.0 - 4 * np.spacing(2.0), 0.0, [(0, 1)])
+    assert kinds(validate(on(inside, (c(1.0, 0.0, [(1, 0)]), late)), np.zeros((2, 2)))) == ["timing"]
