@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -271,3 +272,64 @@ def test_a_window_starting_where_a_configuration_sits_is_not_before_it() -> None
     inside = Fabric((Switch(1.0),), down=(SwitchDown(0, 1.5, 2.0),))
     late = c(2.0 - 4 * np.spacing(2.0), 0.0, [(0, 1)])
     assert kinds(validate(on(inside, (c(1.0, 0.0, [(1, 0)]), late)), np.zeros((2, 2)))) == ["timing"]
+
+
+# --- reading: a field the file's version does not have is refused, not ignored ---
+
+
+def _v1_doc() -> dict[str, object]:
+    return schedule(D01, switches=2, delta=0.1).to_dict()
+
+
+def _v2_doc() -> dict[str, object]:
+    return schedule(D01, fabric=Fabric((Switch(0.1), Switch(0.2, 2.0)))).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (
+            lambda d: d.update(failed_links=[{"port": 0, "switch": 0}]),
+            r"`failed_links` is not part of version 1",
+        ),
+        (lambda d: d.update(down=[{"switch": 0, "start": 0.0}]), r"`down` is not part of version 1"),
+        (lambda d: d.update(model="partial"), r"`model` is not part of version 1"),
+        (lambda d: d["switches"][0].update(delta=0.5), r"`switches\[0\]` has a delta of its own"),
+        (lambda d: d["switches"][1].update(rate=0.5), r"`switches\[1\]` has a rate of its own"),
+    ],
+    ids=["failed_links", "down", "model", "switch delta", "switch rate"],
+)
+def test_a_version_1_file_with_fabric_fields_is_refused(
+    edit: Callable[[dict[str, Any]], None], match: str
+) -> None:
+    # Read as version 1 these were dropped: a failed link or a larger delay never checked.
+    doc = _v1_doc()
+    assert doc["version"] == 1
+    Schedule.from_dict(doc)
+    edit(doc)
+    with pytest.raises(InvalidInputError, match=match):
+        Schedule.from_dict(doc)
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda d: d.update(delta=0.5), r"`delta` is not part of version 2"),
+        (lambda d: d["switches"][1].update(rates=0.5), r"`switches\[1\]` has unknown key 'rates'"),
+        (lambda d: d.update(down=[{"switch": 1, "start": 0.5, "stop": 1.0}]), r"`down\[0\]` has unknown key"),
+        (
+            lambda d: d.update(failed_links=[{"port": 0, "switch": 1, "at": 0.5}]),
+            r"`failed_links\[0\]` has unknown key 'at'",
+        ),
+    ],
+    ids=["delta", "rates", "down stop", "link at"],
+)
+def test_a_version_2_file_with_unknown_fields_is_refused(
+    edit: Callable[[dict[str, Any]], None], match: str
+) -> None:
+    doc = _v2_doc()
+    assert doc["version"] == 2
+    Schedule.from_dict(doc)
+    edit(doc)
+    with pytest.raises(InvalidInputError, match=match):
+        Schedule.from_dict(doc)
