@@ -333,3 +333,12 @@ def test_a_version_2_file_with_unknown_fields_is_refused(
     edit(doc)
     with pytest.raises(InvalidInputError, match=match):
         Schedule.from_dict(doc)
+
+
+def test_held_times_has_one_entry_per_circuit_even_for_a_non_finite_configuration() -> None:
+    # reschedule pairs each configuration's circuits with its held times.
+    bad = (float("nan"), 1.0, np.array([0, 1]), np.array([1, 0]))
+    assert [h.tolist() for h in held_times([bad, (0.5, 1.0, np.array([0]), np.array([1]))])] == [
+        [0.0, 0.0],
+        [1.0],
+    ]

@@ -419,7 +419,6 @@ def _check_switch(
     failed_ports: dict[int, float] | None,
     rtol: float,
 ) -> tuple[list[tuple[int, str, str]], list[FloatArray]]:
-    n_all = len(confs)
     finite = [k for k, c in enumerate(confs) if np.isfinite(c[0]) and np.isfinite(c[0] + c[1])]
     x = _Confs([confs[k] for k in finite])
     wins = _Windows(windows)
@@ -427,7 +426,7 @@ def _check_switch(
     fail = np.minimum(fail_in, fail_out)
     kept = _kept(x, wins, fail, model)
     held = _held(x, wins, fail, kept)
-    per_conf: list[FloatArray] = [np.zeros(0)] * n_all
+    per_conf: list[FloatArray] = [np.zeros(np.size(c[2])) for c in confs]  # non-finite: nothing
     for t, k in enumerate(finite):
         per_conf[k] = held[x.offsets[t] : x.offsets[t + 1]]
     found: list[tuple[int, int, str, str]] = []  # (configuration, rule order, kind, message)
