@@ -93,21 +93,39 @@ def timing_violations(
 # ---------------------------------------------------------------------------------------------------
 # Fabrics: per-switch delay and rate, down windows, failed links, the partial model.
 #
-# A switch's configurations are ``(start, duration, inputs, outputs)`` in time order. The rule:
+# A switch has a delay delta, a rate c, down windows [a, z) and, for each port p, the time f_p at
+# which p's link to it fails (inf if it never does; the link carries both p's input and p's
+# output). Its configurations k = 0, 1, ... are listed in time order: configuration k holds the
+# matching C_k from s_k for w_k >= 0, until e_k = s_k + w_k.
 #
-# all-stop   configuration k starts at least ``delta`` after the latest end of configurations
-#            0..k-1 of its switch and after the end of every down window that ended before it
-#            (0 at first): the whole switch is dark for delta before every configuration.
-# partial    consecutive configurations do not overlap (start_k >= end_{k-1}); a circuit (i, j) of
-#            configuration k that is also in configuration k-1 and no down window lies between
-#            them is *kept*: it stays lit through the gap ``[end_{k-1}, start_k)`` and carries
-#            traffic then too. Every other circuit of k is *new*: its input i and output j must
-#            have been dark on that switch for delta before start_k, i.e. every earlier
-#            configuration using input i or output j (in any circuit) ends by ``start_k - delta``,
-#            and so does every down window (the switch comes back dark), and start_k >= delta.
-# both       no configuration overlaps a down window of its switch; a configuration using port p
-#            on a switch whose link to p fails at time f ends by f. A circuit of a switch of rate
-#            c held for t serves ``c * t`` of demand.
+# Lit       A circuit (i, j) of C_k is lit during [s_k, e_k). Under the partial model it is also
+#           lit during the gap [e_{k-1}, s_k) -- it is *kept* -- when all of these hold:
+#           (i, j) is in C_{k-1}; no down window meets the gap (none has a < s_k and z > e_{k-1});
+#           both links are still up when the gap ends (s_k <= f_i and s_k <= f_j). Nothing else is
+#           ever lit. A configuration of length 0 lights its circuits for no time of its own: it
+#           can only pass a circuit on, kept, from its predecessor to its successor.
+# Credit    A circuit served on a switch of rate c counts c times the part of its lit time during
+#           which the switch is up (outside every down window) and both its links work (before
+#           f_i and f_j). (A valid schedule never lights a circuit outside that, so there the
+#           credit is its lit time.)
+# Rules     Every configuration, of any length (0 included), obeys all of these, where a window
+#           *ended by* s_k is one with a < s_k and z <= s_k:
+#  all-stop s_k >= delta + max(0, e_0, ..., e_{k-1}, the end z of every window ended by s_k):
+#           the whole switch is dark for delta before every configuration, and after every down
+#           window.
+#  partial  s_k >= e_{k-1}. Every circuit (i, j) of C_k that is not kept is *new*, and
+#           s_k >= delta + max(0, e_m for every earlier configuration m using input i or output j
+#           in any circuit, the end z of every window ended by s_k): both its ports were dark on
+#           the switch for delta before it lit (every port starts dark at 0, and after a window).
+#  both     No configuration meets a down window (e_k <= a or s_k >= z; a configuration of
+#           length 0 may sit at either end of one, not inside), and every configuration ends by
+#           f_p for each port p it uses (e_k <= f_p), so nothing is ever lit on a failed link.
+# Tolerance Each comparison x <= y of the Rules allows 8 ulps of the larger of |x|, |y| (``y``
+#           may be an infinite failure time), plus ``rtol * delta`` where delta is compared; no
+#           absolute floor, so the rules hold at every magnitude. A window ending within that
+#           tolerance after s_k counts as ended by s_k (rounding cannot let a configuration leave
+#           a window without its delay). The Lit and Credit definitions are exact: a tolerance
+#           never adds credit.
 #
 # Every all-stop-valid schedule is partial-valid and serves at least as much there.
 # ---------------------------------------------------------------------------------------------------
@@ -116,6 +134,8 @@ def timing_violations(
 RTOL = 1e-9
 
 SwitchConfs = Sequence[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]]
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
 def slack(delta: float, *times: float, rtol: float = RTOL) -> float:
@@ -129,6 +149,15 @@ def slack(delta: float, *times: float, rtol: float = RTOL) -> float:
     """
     finite = [abs(t) for t in times if np.isfinite(t)]
     return rtol * delta + 8.0 * float(np.spacing(max(finite, default=0.0)))
+
+
+def _ulps(*times: FloatArray) -> FloatArray:
+    """8 ulps of the largest finite magnitude among ``times``, elementwise (see :func:`slack`)."""
+    top = np.zeros(np.broadcast(*times).shape)
+    for t in times:
+        a = np.abs(t)
+        top = np.maximum(top, np.where(np.isfinite(a), a, 0.0))
+    return 8.0 * np.spacing(top)
 
 
 def lay_out_windows(
@@ -211,8 +240,287 @@ def partial_starts(
     return starts
 
 
-def _keys(ins: NDArray[np.int64], outs: NDArray[np.int64]) -> set[tuple[int, int]]:
-    return set(zip(ins.tolist(), outs.tolist(), strict=True))
+class _Confs:
+    """A switch's configurations as flat arrays: one entry per configuration, one per circuit."""
+
+    def __init__(self, confs: SwitchConfs) -> None:
+        self.start = np.array([c[0] for c in confs], dtype=np.float64)
+        self.duration = np.array([c[1] for c in confs], dtype=np.float64)
+        self.end = self.start + self.duration
+        sizes = np.array([c[2].size for c in confs], dtype=np.int64)
+        self.offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])
+        empty = np.zeros(0, np.int64)
+        self.ins = np.concatenate([empty, *(np.asarray(c[2], np.int64) for c in confs)])
+        self.outs = np.concatenate([empty, *(np.asarray(c[3], np.int64) for c in confs)])
+        self.owner = np.repeat(np.arange(len(confs), dtype=np.int64), sizes)
+
+
+class _Windows:
+    """A switch's down windows, indexed so each question about them costs O(log W)."""
+
+    def __init__(self, windows: Sequence[tuple[float, float]]) -> None:
+        w = sorted((float(a), float(z)) for a, z in windows)
+        self.a = np.array([x[0] for x in w], dtype=np.float64)
+        self.z = np.array([x[1] for x in w], dtype=np.float64)
+        # top[t]: the latest end among windows 0..t (by start); which[t]: one window that has it.
+        self.top = np.maximum.accumulate(self.z) if w else self.z
+        self.which = np.maximum.accumulate(np.where(self.z == self.top, np.arange(len(w)), 0))
+        self.ends = np.sort(self.z)
+        # The union as disjoint intervals with the total length before each (only the last can be
+        # infinite), for the measure of the down time in an interval.
+        merged: list[list[float]] = []
+        for a, z in w:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], z)
+            else:
+                merged.append([a, z])
+        self.ua = np.array([m[0] for m in merged], dtype=np.float64)
+        self.uz = np.array([m[1] for m in merged], dtype=np.float64)
+        self.before = np.concatenate([np.zeros(1), np.cumsum(self.uz - self.ua)])[:-1]
+
+    def meeting(self, lo: FloatArray, hi: FloatArray) -> IntArray:
+        """Per pair, a window with ``a < hi`` and ``z > lo`` (-1 if none)."""
+        idx = np.searchsorted(self.a, hi, side="left") - 1
+        if not self.a.size:
+            return np.full(lo.shape, -1, np.int64)
+        safe = np.maximum(idx, 0)
+        return np.where((idx >= 0) & (self.top[safe] > lo), self.which[safe], -1).astype(np.int64)
+
+    def last_end(self, t: FloatArray) -> FloatArray:
+        """Per time t, the latest end z of a window that started before t and ended by t, within
+        tolerance (``a < t`` and ``z <= t + 8 ulps``; 0 if none).
+
+        A window starting at t or later is not before t, however short it is.
+        """
+        if not self.ends.size:
+            return np.zeros(t.shape)
+        idx = np.searchsorted(self.ends, t, side="right") - 1  # z <= t: then a < z <= t
+        done = np.where(idx >= 0, self.ends[np.maximum(idx, 0)], 0.0)
+        # Windows with a < t that end within 8 ulps after t (the latest end of those that start before t).
+        before = np.searchsorted(self.a, t, side="left") - 1
+        top = np.where(before >= 0, self.top[np.maximum(before, 0)], 0.0)
+        almost = np.where((top > t) & (top <= t + _ulps(t)), top, 0.0)
+        return np.maximum(np.maximum(done, almost), 0.0)
+
+    def down_time(self, lo: FloatArray, hi: FloatArray) -> FloatArray:
+        """Per interval ``[lo, hi)`` (``hi >= lo``), how long the switch is down in it."""
+        return self._covered(hi) - self._covered(lo)
+
+    def _covered(self, t: FloatArray) -> FloatArray:
+        if not self.ua.size:
+            return np.zeros(t.shape)
+        m = np.searchsorted(self.ua, t, side="right") - 1
+        safe = np.maximum(m, 0)
+        part = np.minimum(self.uz[safe], t) - self.ua[safe]
+        return np.where(m >= 0, self.before[safe] + part, 0.0)
+
+
+def _fail_times(failed: dict[int, float] | None, ports: IntArray) -> FloatArray:
+    """When each port's link fails (inf: never)."""
+    if not failed:
+        return np.full(ports.shape, np.inf)
+    keys = np.array(sorted(failed), dtype=np.int64)
+    times = np.array([failed[int(p)] for p in keys], dtype=np.float64)
+    pos = np.minimum(np.searchsorted(keys, ports), keys.size - 1)
+    return np.where(keys[pos] == ports, times[pos], np.inf)
+
+
+def _earlier_max(group: IntArray, owner: IntArray, value: FloatArray) -> FloatArray:
+    """Per element, the largest ``value`` of an element of its ``group`` with a smaller ``owner`` (0 if none).
+
+    One sort: a running maximum over each group, read just before the element's own owner. Values
+    are replaced by their ranks, offset by group, so one ``maximum.accumulate`` serves every group.
+    """
+    out = np.zeros(value.shape)
+    if not value.size:
+        return out
+    order = np.lexsort((owner, group))
+    g, o = group[order], owner[order]
+    levels, rank = np.unique(value[order], return_inverse=True)
+    new_group = np.concatenate([[True], g[1:] != g[:-1]])
+    gid = np.cumsum(new_group) - 1
+    running = np.maximum.accumulate(gid * levels.size + rank)
+    new_run = new_group | np.concatenate([[True], o[1:] != o[:-1]])
+    before = np.flatnonzero(new_run)[np.cumsum(new_run) - 1] - 1  # last element of an earlier owner
+    safe = np.maximum(before, 0)
+    has = (before >= 0) & (gid[safe] == gid)
+    out[order] = np.where(has, levels[running[safe] - gid[safe] * levels.size], 0.0)
+    return np.maximum(out, 0.0)
+
+
+def _kept(x: _Confs, windows: _Windows, fail: FloatArray, model: str) -> NDArray[np.bool_]:
+    """Per circuit, whether it is kept lit from the previous configuration (the model's *Lit* rule)."""
+    kept = np.zeros(x.ins.size, dtype=bool)
+    if model != "partial" or x.start.size < 2 or not x.ins.size:
+        return kept
+    # Is (i, j) in the previous configuration? Sort circuits by (i, j, configuration).
+    order = np.lexsort((x.owner, x.outs, x.ins))
+    i, j, o = x.ins[order], x.outs[order], x.owner[order]
+    same = (i[1:] == i[:-1]) & (j[1:] == j[:-1]) & (o[1:] == o[:-1] + 1)
+    kept[order[1:][same]] = True
+    k = x.owner
+    # The gap [e_{k-1}, s_k) of each configuration k >= 1 (configuration 0 keeps nothing).
+    prev_end = np.concatenate([[np.inf], x.end[:-1]])
+    gap_up = windows.meeting(prev_end, x.start) < 0
+    # Exact, as the credit is: a circuit kept past its link's failure would be credited for it.
+    return kept & (k > 0) & gap_up[k] & (x.start[k] <= fail)
+
+
+def _held(x: _Confs, windows: _Windows, fail: FloatArray, kept: NDArray[np.bool_]) -> FloatArray:
+    """Per circuit, its credited time (the model's *Credit* rule), before the switch's rate."""
+    k = x.owner
+    held = np.maximum(x.duration, 0.0)[k]
+    prev_end = np.concatenate([[0.0], x.end[:-1]])
+    gap = np.maximum(x.start - prev_end, 0.0)
+    held[kept] += gap[k[kept]]
+    # Only a circuit lit while its switch is down or its link failed loses credit: the rest keep
+    # their exact length (so a valid schedule's credit is exactly what its durations say).
+    s, e = x.start[k], x.end[k]
+    cut = (windows.meeting(x.start, x.end)[k] >= 0) | (e > fail)
+    if cut.any():
+        lo, hi = s[cut], np.maximum(np.minimum(e[cut], fail[cut]), s[cut])
+        own = np.maximum(hi - lo - windows.down_time(lo, hi), 0.0)
+        extra = np.where(kept[cut], gap[k[cut]], 0.0)
+        held[cut] = own + extra
+    return held
+
+
+def check_switch(
+    confs: SwitchConfs,
+    delta: float,
+    *,
+    model: str = "all-stop",
+    windows: Sequence[tuple[float, float]] = (),
+    failed_ports: dict[int, float] | None = None,
+    rtol: float = RTOL,
+) -> tuple[list[tuple[int, str, str]], list[FloatArray]]:
+    """Return the violations of one switch's configurations and what each circuit is credited with.
+
+    The two halves of the model comment above, in one pass: ``(k, kind, message)`` for each way
+    configuration k breaks the *Rules* (see :func:`switch_violations`), and per configuration the
+    credited time of each circuit (see :func:`held_times`). Configurations with a non-finite start
+    or end are left out (the validator reports them; they credit nothing).
+
+    Notes
+    -----
+    O((K + C + W) log(K + C + W)) for K configurations of C circuits in all and W down windows:
+    a few sorts and binary searches, no loop over earlier configurations or over the windows.
+    """
+    # Times near the float range may overflow to inf in a tolerance (then compared as inf).
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _check_switch(confs, delta, model, windows, failed_ports, rtol)
+
+
+def _check_switch(
+    confs: SwitchConfs,
+    delta: float,
+    model: str,
+    windows: Sequence[tuple[float, float]],
+    failed_ports: dict[int, float] | None,
+    rtol: float,
+) -> tuple[list[tuple[int, str, str]], list[FloatArray]]:
+    finite = [k for k, c in enumerate(confs) if np.isfinite(c[0]) and np.isfinite(c[0] + c[1])]
+    x = _Confs([confs[k] for k in finite])
+    wins = _Windows(windows)
+    fail_in, fail_out = _fail_times(failed_ports, x.ins), _fail_times(failed_ports, x.outs)
+    fail = np.minimum(fail_in, fail_out)
+    kept = _kept(x, wins, fail, model)
+    held = _held(x, wins, fail, kept)
+    per_conf: list[FloatArray] = [np.zeros(np.size(c[2])) for c in confs]  # non-finite: nothing
+    for t, k in enumerate(finite):
+        per_conf[k] = held[x.offsets[t] : x.offsets[t + 1]]
+    found: list[tuple[int, int, str, str]] = []  # (configuration, rule order, kind, message)
+    _check_down(x, wins, found)
+    _check_links(x, fail_in, fail_out, found)
+    if model == "all-stop":
+        _check_all_stop(x, wins, delta, rtol, found)
+    else:
+        _check_partial(x, wins, kept, delta, rtol, found)
+    found.sort(key=lambda v: (v[0], v[1]))
+    return [(finite[t], kind, msg) for t, _, kind, msg in found], per_conf
+
+
+def _check_down(x: _Confs, wins: _Windows, found: list[tuple[int, int, str, str]]) -> None:
+    w = wins.meeting(x.start + _ulps(x.start), x.end - _ulps(x.end))
+    for t in np.flatnonzero(w >= 0).tolist():
+        a, z = wins.a[w[t]], wins.z[w[t]]
+        msg = f"runs {x.start[t]:.12g}..{x.end[t]:.12g}, over the down window [{a:.12g}, {z:.12g})"
+        found.append((t, 0, "down", msg))
+
+
+def _check_links(
+    x: _Confs, fail_in: FloatArray, fail_out: FloatArray, found: list[tuple[int, int, str, str]]
+) -> None:
+    e = x.end[x.owner]
+    big = np.iinfo(np.int64).max
+    port = np.full(x.start.size, big, dtype=np.int64)
+    for ports, fail in ((x.ins, fail_in), (x.outs, fail_out)):
+        bad = np.isfinite(fail) & (e > fail + _ulps(e, fail))
+        np.minimum.at(port, x.owner[bad], ports[bad])
+    for t in np.flatnonzero(port != big).tolist():
+        p = int(port[t])
+        lo, hi = x.offsets[t], x.offsets[t + 1]
+        f = min(
+            float(fail_in[lo:hi][x.ins[lo:hi] == p].min(initial=np.inf)),
+            float(fail_out[lo:hi][x.outs[lo:hi] == p].min(initial=np.inf)),
+        )
+        found.append((t, 1, "link", f"uses port {p}, whose link fails at {f:.12g}, until {x.end[t]:.12g}"))
+
+
+def _too_early(start: FloatArray, base: FloatArray, delta: float, rtol: float) -> NDArray[np.bool_]:
+    return start - base < delta - (rtol * delta + _ulps(start, base))
+
+
+def _check_all_stop(
+    x: _Confs, wins: _Windows, delta: float, rtol: float, found: list[tuple[int, int, str, str]]
+) -> None:
+    latest = np.maximum(np.concatenate([[0.0], np.maximum.accumulate(x.end)[:-1]]), 0.0)
+    base = np.maximum(latest, wins.last_end(x.start))
+    for t in np.flatnonzero(_too_early(x.start, base, delta, rtol)).tolist():
+        found.append(
+            (
+                t,
+                2,
+                "timing",
+                f"starts at {x.start[t]:.12g}, before the previous end {base[t]:.12g} + delta {delta:.12g}",
+            )
+        )
+
+
+def _check_partial(
+    x: _Confs,
+    wins: _Windows,
+    kept: NDArray[np.bool_],
+    delta: float,
+    rtol: float,
+    found: list[tuple[int, int, str, str]],
+) -> None:
+    prev_end = np.concatenate([[-np.inf], x.end[:-1]])
+    overlap = x.start < prev_end - _ulps(x.start, prev_end)
+    for t in np.flatnonzero(overlap).tolist():
+        found.append(
+            (t, 2, "timing", f"starts at {x.start[t]:.12g}, before the previous end {prev_end[t]:.12g}")
+        )
+    ends = x.end[x.owner]
+    base = np.maximum.reduce(
+        [
+            _earlier_max(x.ins, x.owner, ends),
+            _earlier_max(x.outs, x.owner, ends),
+            wins.last_end(x.start)[x.owner],
+        ]
+    )
+    bad = ~kept & _too_early(x.start[x.owner], base, delta, rtol)
+    first = np.flatnonzero(bad)
+    first = (
+        first[np.concatenate([[True], x.owner[first][1:] != x.owner[first][:-1]])] if first.size else first
+    )
+    for c in first.tolist():
+        t = int(x.owner[c])
+        msg = (
+            f"lights new circuit {x.ins[c]}->{x.outs[c]} at {x.start[t]:.12g}, "
+            f"before its ports' last use {base[c]:.12g} + delta {delta:.12g}"
+        )
+        found.append((t, 3, "timing", msg))
 
 
 def switch_violations(
@@ -226,76 +534,20 @@ def switch_violations(
 ) -> list[tuple[int, str, str]]:
     """Return ``(k, kind, message)`` for each way configuration k of one switch breaks the rule.
 
-    ``kind`` is ``"timing"`` (starts too early), ``"down"`` (overlaps a down window) or
-    ``"link"`` (uses a failed link). Configurations with a non-finite start or end are skipped
-    (the validator reports them). Every comparison allows :func:`slack` of the delay and the
-    times compared, nothing absolute.
+    ``kind`` is ``"down"`` (meets a down window), ``"link"`` (uses a failed link) or ``"timing"``
+    (starts too early), at most one of each per configuration, in that order. Configurations
+    with a non-finite start or end are skipped (the validator reports them). Every comparison
+    allows :func:`slack` of the delay and the times compared, nothing absolute.
 
     >>> c = lambda t, w: (t, w, np.array([0]), np.array([1]))
     >>> switch_violations([c(0.5, 1.0), c(1.7, 1.0)], 0.5)
     [(1, 'timing', 'starts at 1.7, before the previous end 1.5 + delta 0.5')]
     >>> switch_violations([c(0.5, 1.0), c(1.5, 1.0)], 0.5, model="partial")
     []
+    >>> switch_violations([c(0.0, 0.0), c(5.5, 0.0)], 0.0, model="partial", failed_ports={0: 0.0})
+    [(1, 'link', 'uses port 0, whose link fails at 0, until 5.5')]
     """
-    out: list[tuple[int, str, str]] = []
-    failed = failed_ports or {}
-    wins = sorted(windows)
-    last_in: dict[int, float] = {}
-    last_out: dict[int, float] = {}
-    prev: set[tuple[int, int]] = set()
-    prev_end: float | None = None
-    latest = 0.0
-    for k, (start, duration, ins, outs) in enumerate(confs):
-        end = start + duration
-        if not (np.isfinite(start) and np.isfinite(duration) and np.isfinite(end)):
-            continue
-        # down windows: overlap, and the latest window end before this start
-        reset = 0.0
-        for a, b in wins:
-            if end > a + slack(0.0, a, end, rtol=rtol) and start < b - slack(0.0, b, start, rtol=rtol):
-                out.append(
-                    (k, "down", f"runs {start:.12g}..{end:.12g}, over the down window [{a:.12g}, {b:.12g})")
-                )
-            elif b <= start + slack(0.0, b, start, rtol=rtol):
-                reset = max(reset, b)
-        for p in sorted(set(ins.tolist()) | set(outs.tolist())):
-            f = failed.get(int(p))
-            if f is not None and end > f + slack(0.0, f, end, rtol=rtol) and duration > 0:
-                out.append((k, "link", f"uses port {p}, whose link fails at {f:.12g}, until {end:.12g}"))
-                break
-        cur = _keys(ins, outs)
-        if model == "all-stop":
-            base = max(latest, reset)
-            if start - base < delta - slack(delta, start, base, rtol=rtol):
-                out.append(
-                    (
-                        k,
-                        "timing",
-                        f"starts at {start:.12g}, before the previous end {base:.12g} + delta {delta:.12g}",
-                    )
-                )
-        else:
-            if prev_end is not None and start < prev_end - slack(0.0, start, prev_end, rtol=rtol):
-                out.append((k, "timing", f"starts at {start:.12g}, before the previous end {prev_end:.12g}"))
-            kept = prev if (prev_end is not None and reset <= prev_end) else set()
-            for i, j in sorted(cur - kept):
-                base = max(last_in.get(i, 0.0), last_out.get(j, 0.0), reset)
-                if start - base < delta - slack(delta, start, base, rtol=rtol):
-                    out.append(
-                        (
-                            k,
-                            "timing",
-                            f"lights new circuit {i}->{j} at {start:.12g}, before its ports' last use "
-                            f"{base:.12g} + delta {delta:.12g}",
-                        )
-                    )
-                    break
-        for i, j in cur:
-            last_in[i] = max(last_in.get(i, 0.0), end)
-            last_out[j] = max(last_out.get(j, 0.0), end)
-        latest = max(latest, end)
-        prev, prev_end = cur, end
-    return out
+    return check_switch(confs, delta, model=model, windows=windows, failed_ports=failed_ports, rtol=rtol)[0]
 
 
 def held_times(
@@ -303,31 +555,19 @@ def held_times(
     *,
     model: str = "all-stop",
     windows: Sequence[tuple[float, float]] = (),
-) -> list[NDArray[np.float64]]:
-    """Return, per configuration, how long each of its circuits is lit (before the switch's rate).
+    failed_ports: dict[int, float] | None = None,
+) -> list[FloatArray]:
+    """Return, per configuration, the time each of its circuits is credited with (before the rate).
 
     All-stop: the configuration's duration. Partial: plus the gap ``[end_{k-1}, start_k)`` for a
-    circuit kept from configuration k-1 when no down window lies between them.
+    circuit kept from configuration k-1 (in it, no down window in the gap, both links up at
+    ``start_k``). Time lit while the switch is down or a link has failed is not credited. A
+    configuration with a non-finite start or end credits nothing.
 
     >>> c = lambda t, w: (t, w, np.array([0]), np.array([1]))
     >>> [h.tolist() for h in held_times([c(0.5, 1.0), c(2.0, 1.0)], model="partial")]
     [[1.0], [1.5]]
+    >>> [h.tolist() for h in held_times([c(0.0, 0.0), c(5.5, 0.0)], model="partial", failed_ports={0: 0.0})]
+    [[0.0], [0.0]]
     """
-    out = []
-    prev: set[tuple[int, int]] = set()
-    prev_end: float | None = None
-    for start, duration, ins, outs in confs:
-        held = np.full(ins.size, max(float(duration), 0.0))
-        if (
-            model == "partial"
-            and prev_end is not None
-            and start >= prev_end
-            and not any(a < start and b > prev_end for a, b in windows)
-        ):
-            gap = start - prev_end
-            kept = np.array([(i, j) in prev for i, j in zip(ins.tolist(), outs.tolist(), strict=True)], bool)
-            held[kept] += gap
-        out.append(held)
-        # Only the partial model looks back at the kept circuits: all-stop skips building the set.
-        prev, prev_end = (_keys(ins, outs) if model == "partial" else prev), start + duration
-    return out
+    return check_switch(confs, 0.0, model=model, windows=windows, failed_ports=failed_ports)[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -9,11 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched._checks import check_delta, check_switches
+from ocsched._checks import check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, Switch
-from ocsched.model import Configuration, Demand, Schedule, as_demand
-from ocsched.timing import held_times, switch_violations
+from ocsched.model import STATUSES, Configuration, Demand, Schedule, as_demand
+from ocsched.timing import check_switch
 
 __all__ = ["ValidationReport", "Violation", "validate"]
 
@@ -29,8 +30,9 @@ class Violation:
     Attributes
     ----------
     kind : str
-        ``"ports"``, ``"switches"``, ``"delta"``, ``"rate"``, ``"model"``, ``"matching"``,
-        ``"duration"``, ``"timing"``, ``"down"``, ``"link"`` or ``"unserved"``.
+        ``"ports"``, ``"switches"``, ``"fabric"``, ``"delta"``, ``"rate"``, ``"model"``,
+        ``"status"``, ``"bound"``, ``"matching"``, ``"duration"``, ``"timing"``, ``"down"``,
+        ``"link"``, ``"unserved"`` or ``"truncated"``.
     message : str
         Human-readable detail naming the switch, configuration or entry.
     """
@@ -91,14 +93,20 @@ def validate(
     A schedule is valid when every configuration is a matching on the demand's ports with a
     finite start, duration >= 0 and end, every switch follows the reconfiguration rule of its
     fabric (:mod:`ocsched.timing`: per-switch delay, down windows, failed links, all-stop or
-    partial), and every demand entry is served: the demand its circuit carries (held time times
-    the switch's rate, summed over switches) is at least the entry minus ``tol`` times the larger
-    of the entry's row and column sums.
+    partial; configurations of length 0 included), and every demand entry is served: the
+    demand its circuit is credited with (the time it is lit while its switch is up and both its
+    links work, times the switch's rate, summed over switches) is at least the entry minus
+    ``tol`` times the larger of the entry's row and column sums, minus 8 ulps of the makespan
+    (times the rate) per piece credited a positive time (the rounding of absolute times).
 
     The schedule is checked against its own fabric (:meth:`Schedule.on_fabric`) and, when
     ``fabric``, ``delta`` or ``switches`` is given, against that too: a schedule claiming a
     smaller delay, a higher rate, a more lenient model or another number of switches than the
-    real fabric is reported, and so is a ``meta["switches"]`` that disagrees with the switches.
+    real fabric is reported. So is what the schedule says about itself that cannot be true or
+    that :func:`~ocsched.schedule` refuses: a ``meta["switches"]`` that disagrees with the
+    switches, no switch at all, a failed link on a port the schedule does not have, a
+    ``delta`` that is not its fabric's largest delay, an unknown ``status``, a lower or dual
+    bound that is not a finite number >= 0 or exceeds the makespan (beyond ``tol``).
 
     Parameters
     ----------
@@ -107,19 +115,31 @@ def validate(
     demand : array_like, sparse matrix or Demand
         The demand it must serve.
     fabric : Fabric, optional
-        The real fabric to check against as well.
+        The real fabric to check against as well (a failed link on a port past the demand's is
+        refused, as :func:`~ocsched.schedule` refuses it).
     delta : float, optional
         The real uniform delay (shortcut: the schedule's fabric with every delay set to ``delta``).
     switches : int, optional
         The real number of switches.
     tol : float
-        Relative tolerance (see :data:`TOL`); no absolute floor, so it holds at any scale.
+        Relative tolerance in [0, 1) (see :data:`TOL`); no absolute floor, so it holds at any
+        scale.
     max_violations : int
-        Stop listing after this many (the report says so in its last entry).
+        Stop listing after this many, >= 0 (the report says so in its last entry).
+
+    Raises
+    ------
+    InvalidInputError
+        For a malformed demand, ``schedule`` not a :class:`Schedule` (or its ``fabric`` not a
+        :class:`Fabric`), both ``fabric`` and ``delta``, or a bad ``tol``, ``max_violations``,
+        ``delta``, ``switches`` or ``fabric``.
 
     Notes
     -----
-    Memory is proportional to the circuits (never a ports-long array per configuration).
+    Memory is proportional to the circuits (never a ports-long array per configuration). Time is
+    O(N log N) in the size N of the schedule (configurations, circuits, down windows and failed
+    links): each switch is checked by a few sorts and binary searches
+    (:func:`ocsched.timing.check_switch`), never a scan per configuration.
 
     Examples
     --------
@@ -130,6 +150,17 @@ def validate(
     >>> [v.kind for v in validate(schedule(d, switches=2, delta=0.1), d, switches=3).violations]
     ['switches']
     """
+    if not isinstance(schedule, Schedule):
+        raise InvalidInputError(f"`schedule` must be an ocsched.Schedule; got {type(schedule).__name__}")
+    if schedule.fabric is not None and not isinstance(schedule.fabric, Fabric):
+        raise InvalidInputError(
+            f"`schedule.fabric` must be an ocsched.Fabric or None; got {type(schedule.fabric).__name__}"
+        )
+    # A NaN, negative or huge tolerance, or a negative cap, would let any schedule pass.
+    tol = check_number(tol, "tol", low=0.0)
+    if tol >= 1.0:
+        raise InvalidInputError(f"`tol` must be a finite number in [0, 1); got {tol!r}")
+    max_violations = check_int(max_violations, "max_violations", minimum=0)
     dem = as_demand(demand)
     out: list[Violation] = []
 
@@ -143,99 +174,195 @@ def validate(
     s = len(schedule.switches)
     if n != dem.n:
         add("ports", f"schedule has {n} ports but the demand is {dem.n} x {dem.n}")
+    if s == 0:
+        add("switches", "schedule has no switch")
     claimed = schedule.meta.get("switches") if isinstance(schedule.meta, Mapping) else None
     if isinstance(claimed, int) and not isinstance(claimed, bool) and claimed != s:
         add("switches", f"schedule has {s} switches but its meta.switches says {claimed}")
     if switches is not None and check_switches(switches) != s:
         add("switches", f"schedule has {s} switches but the fabric has {switches}")
     own = _own_fabric(schedule, add)
+    _check_claims(schedule, own, tol, add)
     real = _real_fabric(own, fabric, delta)
+    if fabric is not None:
+        fabric.check_ports(dem.n)  # as schedule() does: a caller's fabric naming a port past n is bad input
     if real is not None:
         _compare(own, real, s, add)
     fabrics = [own] if real is None or real == own or real.size != s else [own, real]
     checked = fabrics[-1]
-    confs = [[_as_tuple(c) for c in sw] for sw in schedule.switches]
+    failed = [_failed_by_switch(f) for f in fabrics]
 
     # Served demand is totalled sparsely (flat index i * n + j): never an n x n array.
     flat: list[NDArray[np.int64]] = []
-    held: list[NDArray[np.float64]] = []
+    served_by: list[NDArray[np.float64]] = []
+    rates: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
-        for k, c in enumerate(sw):
-            where = f"switch {b} configuration {k}"
-            if not (np.isfinite(c.start) and np.isfinite(c.duration) and np.isfinite(c.end)):
-                add("duration", f"{where}: start {c.start} / duration {c.duration} / end {c.end} not finite")
-                continue
-            if c.duration < 0:
-                add("duration", f"{where}: negative duration {c.duration}")
-            if c.ports != n:
-                add("matching", f"{where}: permutation has {c.ports} ports, expected {n}")
-                continue
-            ins, outs = confs[b][k][2], confs[b][k][3]
-            if (outs >= n).any() or (outs < 0).any() or (ins >= n).any():
-                add("matching", f"{where}: port out of range 0..{n - 1}")
-                continue
-            uniq, counts = np.unique(outs, return_counts=True)
-            if (counts > 1).any():
-                add("matching", f"{where}: output port {int(uniq[counts > 1][0])} used twice")
-        for f in fabrics:
+        confs = [_as_tuple(c) for c in sw]
+        _check_configurations(b, sw, confs, n, add)
+        for f, fails in zip(fabrics, failed, strict=True):
             label = "" if f is own else "on the given fabric: "
             if b >= f.size:
                 continue
-            good = [
-                t for t in confs[b] if np.isfinite(t[0]) and np.isfinite(t[1]) and np.isfinite(t[0] + t[1])
-            ]
-            index = [k for k, t in enumerate(confs[b]) if np.isfinite(t[0]) and np.isfinite(t[0] + t[1])]
-            for k, kind, msg in switch_violations(
-                good,
+            found, held = check_switch(
+                confs,
                 f.switches[b].delta,
                 model=f.model,
                 windows=f.windows(b),
-                failed_ports=f.failed_ports(b),
+                failed_ports=fails[b],
                 rtol=tol,
-            ):
-                add(kind, f"{label}switch {b} configuration {index[k]}: {msg}")
-        if b < checked.size:
-            good = [t for t in confs[b] if np.isfinite(t[0]) and np.isfinite(t[0] + t[1])]
+            )
+            for k, kind, msg in found:
+                add(kind, f"{label}switch {b} configuration {k}: {msg}")
+            if f is not checked:
+                continue
             rate = checked.switches[b].rate
-            for t, h in zip(
-                good, held_times(good, model=checked.model, windows=checked.windows(b)), strict=True
-            ):
-                ok = (t[3] >= 0) & (t[3] < n) & (t[2] < n)
+            for t, h in zip(confs, held, strict=True):
+                ok = (t[3] >= 0) & (t[3] < n) & (t[2] < n) & (t[2] >= 0)
                 flat.append(t[2][ok] * n + t[3][ok])
-                held.append(rate * h[ok])
+                served_by.append(rate * h[ok])
+                # A piece credited nothing carries no rounding (and must not widen the tolerance).
+                rates.append(np.where(h[ok] > 0, rate, 0.0))
     max_short = 0.0
     if n == dem.n and dem.nnz:
-        keys, inv = np.unique(np.concatenate([np.zeros(0, np.int64), *flat]), return_inverse=True)
-        totals = np.bincount(inv, weights=np.concatenate([np.zeros(0), *held]), minlength=keys.size)
-        want = dem.rows * n + dem.cols
-        served = np.zeros(dem.nnz)
-        pos = np.zeros(dem.nnz, dtype=np.int64)
-        hit = np.zeros(dem.nnz, dtype=bool)
-        if keys.size:
-            pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
-            hit = keys[pos] == want
-            served[hit] = totals[pos[hit]]
-        short = dem.values - served
-        max_short = float(short.max())
-        line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
-        # A held time is a difference of absolute times: each configuration serving an entry may
-        # be off by a few ulps of the times involved (relative to them, not an absolute floor).
-        pieces = np.zeros(dem.nnz)
-        if keys.size:
-            per_key = np.bincount(inv, minlength=keys.size)
-            pieces[hit] = per_key[pos[hit]]
-        ends = [abs(c.end) for sw in schedule.switches for c in sw if np.isfinite(c.end)]
-        ulp = float(np.spacing(max(ends, default=0.0)))
-        bad = np.nonzero(short > tol * line + 8.0 * ulp * pieces)[0]
-        for e in bad[:20]:
-            add(
-                "unserved",
-                f"demand[{dem.rows[e]}, {dem.cols[e]}] = {dem.values[e]:.12g} "
-                f"but only {served[e]:.12g} served",
-            )
-        if bad.size > 20:
-            add("unserved", f"... and {bad.size - 20} more unserved entries")
+        max_short = _check_served(schedule, dem, flat, served_by, rates, tol, add)
     return ValidationReport(out, schedule.makespan, max_short)
+
+
+def _check_configurations(
+    b: int,
+    sw: tuple[Configuration, ...],
+    confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]],
+    n: int,
+    add: Callable[[str, str], None],
+) -> None:
+    """Report each configuration of switch ``b`` with non-finite times, a negative duration or a
+    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order)."""
+    k = len(sw)
+    if not k:
+        return
+    start = np.array([t[0] for t in confs], dtype=np.float64)
+    duration = np.array([t[1] for t in confs], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # an end past the float range is inf: reported
+        finite = np.isfinite(start) & np.isfinite(duration) & np.isfinite(start + duration)
+    width = np.array([c.ports == n for c in sw], dtype=bool)
+    sizes = np.array([t[2].size for t in confs], dtype=np.int64)
+    owner = np.repeat(np.arange(k), sizes)
+    empty = np.zeros(0, np.int64)
+    ins = np.concatenate([empty, *(t[2] for t in confs)])
+    outs = np.concatenate([empty, *(t[3] for t in confs)])
+    stray = (ins < 0) | (ins >= n) | (outs < 0) | (outs >= n)
+    out_of_range = np.bincount(owner[stray], minlength=k) > 0
+    twice = {name: _first_repeat(owner, ports, k) for name, ports in (("input", ins), ("output", outs))}
+    flagged = (
+        ~finite | (duration < 0) | ~width | out_of_range | (twice["input"] >= 0) | (twice["output"] >= 0)
+    )
+    for j in np.flatnonzero(flagged).tolist():
+        c = sw[j]
+        where = f"switch {b} configuration {j}"
+        if not finite[j]:
+            add("duration", f"{where}: start {c.start} / duration {c.duration} / end {c.end} not finite")
+            continue
+        if duration[j] < 0:
+            add("duration", f"{where}: negative duration {c.duration}")
+        if not width[j]:
+            add("matching", f"{where}: permutation has {c.ports} ports, expected {n}")
+            continue
+        if out_of_range[j]:
+            add("matching", f"{where}: port out of range 0..{n - 1}")
+            continue
+        for side in ("input", "output"):
+            if twice[side][j] >= 0:
+                add("matching", f"{where}: {side} port {int(twice[side][j])} used twice")
+
+
+def _first_repeat(owner: NDArray[np.int64], ports: NDArray[np.int64], k: int) -> NDArray[np.int64]:
+    """Per configuration, the smallest port its circuits use twice (-1 if none)."""
+    out = np.full(k, -1, dtype=np.int64)
+    if not ports.size:
+        return out
+    order = np.lexsort((ports, owner))
+    o, p = owner[order], ports[order]
+    dup = np.flatnonzero((o[1:] == o[:-1]) & (p[1:] == p[:-1])) + 1
+    # Sorted by (configuration, port): a configuration's first repeat is its smallest; write the
+    # repeats in reverse so the first one of each configuration is the one left.
+    out[o[dup][::-1]] = p[dup][::-1]
+    return out
+
+
+def _check_served(
+    schedule: Schedule,
+    dem: Demand,
+    flat: list[NDArray[np.int64]],
+    served_by: list[NDArray[np.float64]],
+    rates: list[NDArray[np.float64]],
+    tol: float,
+    add: Callable[[str, str], None],
+) -> float:
+    """Report every demand entry served less than it needs; return the largest shortfall."""
+    n = dem.n
+    keys, inv = np.unique(np.concatenate([np.zeros(0, np.int64), *flat]), return_inverse=True)
+    totals = np.bincount(inv, weights=np.concatenate([np.zeros(0), *served_by]), minlength=keys.size)
+    want = dem.rows * n + dem.cols
+    served = np.zeros(dem.nnz)
+    pos = np.zeros(dem.nnz, dtype=np.int64)
+    hit = np.zeros(dem.nnz, dtype=bool)
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        hit = keys[pos] == want
+        served[hit] = totals[pos[hit]]
+    short = dem.values - served
+    line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
+    # A held time is a difference of absolute times: each piece serving an entry may be off by a
+    # few ulps of the times involved (relative to them, not an absolute floor), times its rate.
+    # Only pieces credited a positive time count (a zero-length one adds neither credit nor slack).
+    pieces = np.zeros(dem.nnz)
+    if keys.size:
+        per_key = np.bincount(inv, weights=np.concatenate([np.zeros(0), *rates]), minlength=keys.size)
+        pieces[hit] = per_key[pos[hit]]
+    ends = [abs(c.end) for sw in schedule.switches for c in sw if np.isfinite(c.end)]
+    ulp = float(np.spacing(max(ends, default=0.0)))
+    bad = np.nonzero(short > tol * line + 8.0 * ulp * pieces)[0]
+    for e in bad[:20]:
+        add(
+            "unserved",
+            f"demand[{dem.rows[e]}, {dem.cols[e]}] = {dem.values[e]:.12g} but only {served[e]:.12g} served",
+        )
+    if bad.size > 20:
+        add("unserved", f"... and {bad.size - 20} more unserved entries")
+    return float(short.max())
+
+
+def _failed_by_switch(fabric: Fabric) -> list[dict[int, float]]:
+    """Per switch, ``{port: earliest failure of its link}``, in one pass over the failed links."""
+    out: list[dict[int, float]] = [{} for _ in range(fabric.size)]
+    for x in fabric.failed_links:
+        per = out[x.switch]
+        per[x.port] = min(x.start, per.get(x.port, math.inf))
+    return out
+
+
+def _check_claims(schedule: Schedule, own: Fabric, tol: float, add: Callable[[str, str], None]) -> None:
+    """Report what the schedule says about itself that cannot be true, or that schedule() refuses."""
+    n = schedule.ports
+    for x in own.failed_links:
+        if x.port >= n:
+            add("fabric", f"failed link of port {x.port} on switch {x.switch}: no such port (0..{n - 1})")
+    if schedule.fabric is not None and schedule.delta != max(own.deltas):
+        add(
+            "delta",
+            f"schedule delta {schedule.delta!r} is not its fabric's largest delay {max(own.deltas)!r}",
+        )
+    if schedule.status not in STATUSES:
+        add("status", f"schedule status must be one of {', '.join(STATUSES)}; got {schedule.status!r}")
+    makespan = schedule.makespan
+    for name, value in (("lower bound", schedule.lower_bound), ("dual bound", schedule.dual_bound)):
+        if value is None:
+            continue
+        v = float(value)
+        if not (math.isfinite(v) and v >= 0):
+            add("bound", f"schedule {name} {value!r} is not a finite number >= 0")
+        elif math.isfinite(makespan) and v - makespan > tol * makespan + 8.0 * math.ulp(makespan):
+            add("bound", f"schedule claims a {name} of {v:.12g}, above its own makespan {makespan:.12g}")
 
 
 def _as_tuple(c: Configuration) -> tuple[float, float, NDArray[np.int64], NDArray[np.int64]]:

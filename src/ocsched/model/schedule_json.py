@@ -94,6 +94,19 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     if not 1 <= ports <= MAX_PORTS:
         raise InvalidInputError(f"schedule `ports` must be in 1..{MAX_PORTS}; got {ports}")
     fabric: Fabric | None = None
+    # A field of the other version would be silently ignored (a v1 file's failed links, a v2
+    # file's single delta): the file does not say which to believe, so it is refused.
+    foreign = ("model", "down", "failed_links") if version == SCHEDULE_VERSION else ("delta",)
+    for key in foreign:
+        if key in data:
+            raise InvalidInputError(
+                f"schedule `{key}` is not part of version {version}"
+                + (
+                    " (use version 2 for a fabric)"
+                    if version == SCHEDULE_VERSION
+                    else " (each switch has its own)"
+                )
+            )
     if version == SCHEDULE_VERSION:
         delta = float(_field(data, "delta", numbers.Real))
         if not math.isfinite(delta) or delta < 0:
@@ -115,6 +128,12 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     for b, sw in enumerate(switches_raw):
         where = f"switches[{b}]"
         sw = _object(sw, where)
+        if version == SCHEDULE_VERSION and ("delta" in sw or "rate" in sw):
+            # A per-switch delay or rate in a version-1 file would be ignored for the top-level delta.
+            raise InvalidInputError(
+                f"schedule `{where}` has a {'delta' if 'delta' in sw else 'rate'} of its own: "
+                "that is version 2 (version 1 has one top-level delta, rate 1)"
+            )
         confs = []
         for k, c in enumerate(_field(sw, "configurations", list, where)):
             w = f"{where}.configurations[{k}]"
@@ -191,7 +210,7 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
     sws = []
     for b, sw in enumerate(_field(data, "switches", list)):
         where = f"switches[{b}]"
-        sw = _object(sw, where)
+        sw = _object(sw, where, _SWITCH_KEYS)
         d, r = _field(sw, "delta", numbers.Real, where), _optional(sw, "rate", numbers.Real, 1.0)
         try:
             sws.append(Switch(float(d), float(r)))
@@ -202,7 +221,7 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
     down = []
     for k, d in enumerate(_optional(data, "down", list, [])):
         where = f"down[{k}]"
-        d = _object(d, where)
+        d = _object(d, where, _DOWN_KEYS)
         end = _optional(d, "end", numbers.Real, math.inf)
         sw_, st = _field(d, "switch", int, where), _field(d, "start", numbers.Real, where)
         try:
@@ -212,7 +231,7 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
     links = []
     for k, x in enumerate(_optional(data, "failed_links", list, [])):
         where = f"failed_links[{k}]"
-        x = _object(x, where)
+        x = _object(x, where, _LINK_KEYS)
         port, sw_, st = (
             _field(x, "port", int, where),
             _field(x, "switch", int, where),
@@ -228,10 +247,22 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
         raise InvalidInputError(f"schedule fabric: {exc}") from None
 
 
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    """``value`` if it is a JSON object, else an error naming ``where``."""
+#: The keys a version-2 fabric's objects may have (the JSON Schema's ``additionalProperties:
+#: false``): an unknown one (``"rates"``, ``"stop"``) would be ignored without a word.
+_SWITCH_KEYS = frozenset({"delta", "rate", "configurations"})
+_DOWN_KEYS = frozenset({"switch", "start", "end"})
+_LINK_KEYS = frozenset({"port", "switch", "start"})
+
+
+def _object(value: Any, where: str, keys: frozenset[str] | None = None) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object (with only ``keys``, if given), else an error naming ``where``."""
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"schedule `{where}` must be an object; got {value!r}")
+    if keys is not None and not keys.issuperset(value):
+        extra = sorted(str(k) for k in value if k not in keys)[0]
+        raise InvalidInputError(
+            f"schedule `{where}` has unknown key {extra!r}; valid: {', '.join(sorted(keys))}"
+        )
     return value
 
 
