@@ -44,12 +44,11 @@ _TRACE_SUFFIXES = (".json", ".json.gz", ".et", ".et.gz")
 
 def open_binary(path: Path) -> IO[bytes]:
     """Open ``path`` for reading bytes, decompressing gzip (by its magic bytes, not its name)."""
-    f = path.open("rb")
-    head = f.read(2)
-    f.seek(0)
+    with path.open("rb") as f:
+        head = f.read(2)
     if head == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
-    return f
+        return gzip.open(path, "rb")
+    return path.open("rb")
 
 
 def sniff(path: Path, size: int = 65536) -> bytes:
@@ -163,7 +162,7 @@ def expand(path: str | os.PathLike[str], scratch: Path) -> list[Path]:
 
 _RANK_PATTERNS = (
     re.compile(r"rank[-_.]?(\d+)", re.IGNORECASE),
-    re.compile(r"\.(\d+)\.(?:et|json)(?:\.gz)?$", re.IGNORECASE),
+    re.compile(r"\.(\d+)\.et(?:\.gz)?$", re.IGNORECASE),
 )
 
 
@@ -287,6 +286,14 @@ def scan_json(
     [{'k': 2}, 3]
     """
     r = _Reader(stream, where)
+    try:
+        return _scan(r, array_key, on_item, where)
+    finally:
+        # The caller closes the stream: the text layer lets go of it without closing it.
+        r.text.detach()
+
+
+def _scan(r: _Reader, array_key: str, on_item: Callable[[Any], None], where: str) -> tuple[dict[str, Any], bool]:
     decoder = json.JSONDecoder()
     other: dict[str, Any] = {}
     found = False

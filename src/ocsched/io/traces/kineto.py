@@ -183,6 +183,9 @@ def read_rank(path: Path) -> RankTrace:
             trace.groups[str(pg["pg_name"])] = GroupInfo(
                 ranks=full, size=size, desc=str(pg.get("pg_desc", ""))
             )
+    # Trace events are not in time order (a profiler writes CPU events, then GPU ones).
+    cpu.sort(key=lambda o: o.ts if o.ts is not None else 0.0)
+    gpu.sort(key=lambda o: o.ts if o.ts is not None else 0.0)
     ops = cpu if cpu else gpu
     if cpu and gpu and len(gpu) == len(cpu) and all(_same_call(c, g) for c, g in zip(cpu, gpu, strict=True)):
         for c, g in zip(cpu, gpu, strict=True):
