@@ -81,12 +81,18 @@ def test_round_trip_every_format(tmp_path: Path, fmt: str) -> None:
 @pytest.mark.parametrize("fmt", ["kineto", "pytorch-et"])
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())
-def test_all_to_allv_splits_round_trip(tmp_path_factory: pytest.TempPathFactory, fmt: str, data: st.DataObject) -> None:
+def test_all_to_allv_splits_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, fmt: str, data: st.DataObject
+) -> None:
     g = data.draw(st.integers(2, 6))
     rows = data.draw(st.lists(st.lists(st.integers(0, 9), min_size=g, max_size=g), min_size=g, max_size=g))
     row_bytes = data.draw(st.sampled_from([2, 14, 7168]))
     folder = tmp_path_factory.mktemp("a2a")
-    S.write(folder, [S.all_to_allv(rows, row_bytes=row_bytes), S.collective("all_reduce", 64, ranks=range(g))], format=fmt)
+    S.write(
+        folder,
+        [S.all_to_allv(rows, row_bytes=row_bytes), S.collective("all_reduce", 64, ranks=range(g))],
+        format=fmt,
+    )
     it = read_trace(folder, link_rate=1.0)
     want = np.array(rows, dtype=float) * row_bytes
     np.fill_diagonal(want, 0)
@@ -142,7 +148,9 @@ def test_formula_invariants(algorithm: str, g: int) -> None:
     b = Fraction(8 * g)
     for root in range(g):
         bc = matrix(collective_traffic("broadcast", g, b, algorithm=algorithm, root=root), g)
-        assert bc.sum(axis=0).tolist() == [0 if k == root else float(b) for k in range(g)]  # every rank gets B once
+        assert bc.sum(axis=0).tolist() == [
+            0 if k == root else float(b) for k in range(g)
+        ]  # every rank gets B once
         rd = matrix(collective_traffic("reduce", g, b, algorithm=algorithm, root=root), g)
         np.testing.assert_array_equal(rd, bc.T)
     ag = matrix(collective_traffic("all_gather", g, b, algorithm=algorithm), g)
@@ -162,7 +170,10 @@ def test_halving_doubling_needs_a_power_of_two() -> None:
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_trace_under_each_algorithm(tmp_path: Path, algorithm: str) -> None:
-    ops = [S.collective(k, 4096, ranks=range(4), root=1) for k in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")]
+    ops = [
+        S.collective(k, 4096, ranks=range(4), root=1)
+        for k in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
+    ]
     S.write(tmp_path, ops, format="kineto")
     it = read_trace(tmp_path, link_rate=1.0, collective_algorithm=algorithm, concurrent="separate")
     for m, op in zip(dense(it), ops, strict=True):
@@ -208,7 +219,9 @@ def test_hta_nccl_trace_reads_and_needs_its_second_rank() -> None:
     path = DATA / "hta-nccl" / "nccl_data.rank-0.comms.json.gz"
     t = kineto.read_rank(path)
     assert (t.rank, t.world_size, t.timing) == (0, 2, "kernel")
-    assert [op.kind for op in t.ops].count("all_reduce") == 15 and [op.kind for op in t.ops].count("broadcast") == 6
+    assert [op.kind for op in t.ops].count("all_reduce") == 15 and [op.kind for op in t.ops].count(
+        "broadcast"
+    ) == 6
     assert t.ops[0].in_bytes == 53120 * 4  # Float broadcast of 53120 elements
     assert t.groups["0"].ranks == (0, 1)
     with pytest.raises(InvalidInputError, match=r"includes rank 1, which has no trace file"):
@@ -233,7 +246,10 @@ def test_chakra_pytorch_et_fixture_reads_and_needs_its_second_rank() -> None:
 
 
 def test_missing_seq_matches_by_order_and_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    ops = [S.collective("all_reduce", 64, ranks=range(3)), S.all_to_allv([[0, 1, 2], [1, 0, 1], [2, 2, 0]], row_bytes=2)]
+    ops = [
+        S.collective("all_reduce", 64, ranks=range(3)),
+        S.all_to_allv([[0, 1, 2], [1, 0, 1], [2, 2, 0]], row_bytes=2),
+    ]
     S.write(tmp_path / "a", ops, format="kineto")
     S.write(tmp_path / "b", ops, format="kineto", seq=False)
     with caplog.at_level(logging.WARNING, logger="ocsched.io.traces"):
@@ -249,7 +265,11 @@ def test_seq_on_some_ranks_only(tmp_path: Path) -> None:
     S.write(tmp_path / "t", ops, format="kineto")
     S.write(tmp_path / "short", ops[:1], format="kineto", world=4)
     shutil.copy(tmp_path / "short" / "rank-3.json", tmp_path / "t" / "rank-3.json")
-    with pytest.raises(InvalidInputError, match=r"seq 2 of process group '0' .*rank-0.json: event 2 .*\(rank 0\) but not in .*rank-3.json \(rank 3\)"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"seq 2 of process group '0' .*rank-0.json: event 2 .*\(rank 0\) but not in "
+        r".*rank-3.json \(rank 3\)",
+    ):
         read_trace(tmp_path / "t", link_rate=1.0)
 
 
@@ -257,7 +277,9 @@ def test_split_mismatch_names_files_and_seq(tmp_path: Path) -> None:
     S.write(tmp_path, [S.all_to_allv([[0, 1], [2, 0]], row_bytes=4)], format="kineto")
     p = tmp_path / "rank-1.json"
     p.write_text(p.read_text().replace('"Out split size": "[1, 0]"', '"Out split size": "[0, 1]"'))
-    with pytest.raises(InvalidInputError, match=r"all_to_allv \(seq 1\).* rank 0 sends 4 bytes to rank 1 .*rank 1 receives 0"):
+    with pytest.raises(
+        InvalidInputError, match=r"all_to_allv \(seq 1\).* rank 0 sends 4 bytes to rank 1 .*rank 1 receives 0"
+    ):
         read_trace(tmp_path, link_rate=1.0)
 
 
@@ -288,7 +310,10 @@ def test_send_without_its_receive(tmp_path: Path) -> None:
     data = json.loads(p.read_text())
     data["traceEvents"] = [e for e in data["traceEvents"] if e["args"].get("Collective name") != "recv"]
     p.write_text(json.dumps(data))
-    with pytest.raises(InvalidInputError, match=r"rank-0.json: event .*send between rank 0 and rank 1 has no matching receive"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"rank-0.json: event .*send between rank 0 and rank 1 has no matching receive",
+    ):
         read_trace(tmp_path, link_rate=1.0)
 
 
@@ -298,7 +323,9 @@ def test_file_of_another_format(tmp_path: Path) -> None:
     shutil.copy(tmp_path / "e" / "et-rank-1.json", tmp_path / "k" / "rank-9.json")
     with pytest.raises(InvalidInputError, match="mixes formats"):
         read_trace(tmp_path / "k", link_rate=1.0)
-    with pytest.raises(InvalidInputError, match=r"et-rank-0.json is not a kineto trace \(it is a pytorch-et trace\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"et-rank-0.json is not a kineto trace \(it is a pytorch-et trace\)"
+    ):
         read_trace(tmp_path / "e", link_rate=1.0, format="kineto")
     (tmp_path / "x.json").write_text('{"traceEvents": [{"ph": "X"')
     with pytest.raises(InvalidInputError, match=r"x.json: malformed JSON at character"):
@@ -317,8 +344,14 @@ def test_bad_options() -> None:
 
 
 def test_chakra_broadcast_names_no_root(tmp_path: Path) -> None:
-    S.write(tmp_path, [S.collective("broadcast", 64, ranks=range(2)), S.collective("all_reduce", 64, ranks=range(2))], format="chakra")
-    with pytest.raises(InvalidInputError, match=r"trace.0.et: node 0 .*names no root.*--skip broadcast"):
+    S.write(
+        tmp_path,
+        [S.collective("broadcast", 64, ranks=range(2)), S.collective("all_reduce", 64, ranks=range(2))],
+        format="chakra",
+    )
+    with pytest.raises(
+        InvalidInputError, match=r"trace.0.et: node 0: BROADCAST names no root.*--skip broadcast"
+    ):
         read_trace(tmp_path, link_rate=1.0)
     it = read_trace(tmp_path, link_rate=1.0, skip=["broadcast"])
     assert len(it) == 1 and it.meta["trace"]["skipped"] == {"broadcast": 2}
@@ -381,7 +414,11 @@ def test_link_rate_and_units() -> None:
 
 
 def test_provenance_in_meta_and_files(tmp_path: Path) -> None:
-    S.write(tmp_path / "t", [S.all_to_allv(ROWS, row_bytes=2), S.collective("all_reduce", 64, ranks=range(4))], format="kineto")
+    S.write(
+        tmp_path / "t",
+        [S.all_to_allv(ROWS, row_bytes=2), S.collective("all_reduce", 64, ranks=range(4))],
+        format="kineto",
+    )
     it = read_trace(tmp_path / "t", link_rate="1GB/s")
     meta = it.meta["trace"]
     assert meta["format"] == "kineto" and sorted(meta["files"].values()) == [0, 1, 2, 3]
@@ -435,10 +472,14 @@ def test_unsafe_archive_member(tmp_path: Path) -> None:
         ),
         max_size=4,
     ),
-    items=st.lists(st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6), max_size=3), max_size=8),
+    items=st.lists(
+        st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6), max_size=3), max_size=8
+    ),
     chunk=st.integers(1, 9),
 )
-def test_scan_json_equals_json_load_at_any_chunk(doc: dict[str, object], items: list[object], chunk: int) -> None:
+def test_scan_json_equals_json_load_at_any_chunk(
+    doc: dict[str, object], items: list[object], chunk: int
+) -> None:
     import io as _io
 
     doc = {k: v for k, v in doc.items() if k != "xs"}
@@ -467,7 +508,11 @@ def test_gzip_member_with_wrong_suffix_is_still_read(tmp_path: Path) -> None:
 
 
 def test_cli_import_then_schedule(tmp_path: Path) -> None:
-    S.write(tmp_path / "t", [S.all_to_allv(ROWS, row_bytes=7168), S.collective("all_reduce", 1 << 20, ranks=range(4), gap_us=50)], format="kineto")
+    S.write(
+        tmp_path / "t",
+        [S.all_to_allv(ROWS, row_bytes=7168), S.collective("all_reduce", 1 << 20, ranks=range(4), gap_us=50)],
+        format="kineto",
+    )
     out = tmp_path / "it.json"
     res = run("import", tmp_path / "t", "--link-rate", "400Gbps", "--unit", "us", "--out", out)
     assert res.exit_code == 0, res.output
@@ -476,7 +521,20 @@ def test_cli_import_then_schedule(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "s.json").read_text())["meta"]
     assert meta["trace"]["format"] == "kineto"
-    res = run("schedule", tmp_path / "t", "--link-rate", "400Gbps", "-T", "unit=us", "-T", "collective-algorithm=tree", "-s", "2", "-d", "10")
+    res = run(
+        "schedule",
+        tmp_path / "t",
+        "--link-rate",
+        "400Gbps",
+        "-T",
+        "unit=us",
+        "-T",
+        "collective-algorithm=tree",
+        "-s",
+        "2",
+        "-d",
+        "10",
+    )
     assert res.exit_code == 0, res.output
 
 
@@ -486,7 +544,10 @@ def test_cli_import_then_schedule(tmp_path: Path) -> None:
         (["import", "{t}"], "`--link-rate` is needed"),
         (["import", "{t}", "--link-rate", "1Gbps", "--format", "chakra"], "is not a chakra trace"),
         (["import", "{t}", "--link-rate", "1Gbps", "--ranks-per-port", "0"], "--ranks-per-port"),
-        (["schedule", "{t}", "--link-rate", "1Gbps", "-T", "bogus=1", "-s", "1", "-d", "1"], "`--trace-option` must be NAME=VALUE"),
+        (
+            ["schedule", "{t}", "--link-rate", "1Gbps", "-T", "bogus=1", "-s", "1", "-d", "1"],
+            "`--trace-option` must be NAME=VALUE",
+        ),
         (["schedule", "{npy}", "--link-rate", "1Gbps", "-s", "1", "-d", "1"], "apply to trace inputs only"),
     ],
 )

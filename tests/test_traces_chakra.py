@@ -141,13 +141,16 @@ def test_python_decoder_accepts_unpacked_repeated_fields_and_skips_unknown_ones(
 
 
 @pytest.mark.parametrize(
-    "folder", ["astra-sim/all_reduce-4npus", "astra-sim/all_to_all-4npus", "astra-sim/custom-ring-allreduce-8npus"]
+    "folder",
+    ["astra-sim/all_reduce-4npus", "astra-sim/all_to_all-4npus", "astra-sim/custom-ring-allreduce-8npus"],
 )
 def test_public_files_decode_identically(folder: str) -> None:
     for path in sorted((DATA / folder).iterdir()):
         with codec_stream(path) as f:
             messages = list(codec.iter_messages(f))
-        assert codec.metadata_dict(messages[0]) == codec.to_plain(_parse(official.GlobalMetadata, messages[0]))
+        assert codec.metadata_dict(messages[0]) == codec.to_plain(
+            _parse(official.GlobalMetadata, messages[0])
+        )
         for raw in messages[1:]:
             assert codec.node_dict(raw) == codec.to_plain(_parse(official.Node, raw))
             assert codec.encode_node(codec.node_dict(raw)) == raw
@@ -168,7 +171,10 @@ def _parse(cls: Any, raw: bytes) -> Any:
 @pytest.mark.parametrize("name", ["python", "protobuf"])
 def test_chakra_reader_codecs_give_the_same_iteration(name: str) -> None:
     path = DATA / "astra-sim" / "custom-ring-allreduce-8npus"
-    assert read_trace(path, link_rate=1.0, codec=name).to_json() == read_trace(path, link_rate=1.0, codec="python").to_json()
+    assert (
+        read_trace(path, link_rate=1.0, codec=name).to_json()
+        == read_trace(path, link_rate=1.0, codec="python").to_json()
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,7 +218,7 @@ def test_export_read_validate_round_trip(tmp_path: Path, seed: int) -> None:
 
 
 def test_export_decodes_with_the_official_schema_and_its_sends_carry_the_served_bytes(tmp_path: Path) -> None:
-    sched, demand = _schedules(3)[1]  # rates 1 and 2.5: served = rate x held time
+    sched, _ = _schedules(3)[1]  # rates 1 and 2.5: served = rate x held time
     write_astra_sim(sched, tmp_path, link_rate=8.0)  # 8 bytes/s, times in s: 1 time unit = 8 bytes
     table = ocsched.io.circuit_table(sched)
     sent = np.zeros((sched.ports, sched.ports))
@@ -279,4 +285,6 @@ def test_exported_files_read_back_as_a_trace(tmp_path: Path) -> None:
     table = ocsched.io.circuit_table(sched)
     served = np.zeros((sched.ports, sched.ports))
     np.add.at(served, (table["src"], table["dst"]), table["served"])
-    np.testing.assert_allclose(sum(p.demand.to_dense() for p in it.phases), served, atol=len(table["src"]) / 1000)
+    np.testing.assert_allclose(
+        sum(p.demand.to_dense() for p in it.phases), served, atol=len(table["src"]) / 1000
+    )

@@ -128,12 +128,13 @@ def _resolve_groups(
                 prefixes[g] = (info.prefix, t.file)
         for op in t.ops:
             key = _world_key(op.group)
-            if op.group_ranks is not None:
+            if op.group_ranks is not None and known.get(key, (None,))[0] != op.group_ranks:
                 add(key, op.group_ranks, op.where)
             if op.group_size:
                 sizes[key].add(op.group_size)
     # What each file says of itself: (group, group rank) -> global rank.
-    reports: dict[str, dict[int, tuple[int, str]]] = defaultdict(dict)
+    reports: dict[str, dict[int, tuple[int, CommOp]]] = defaultdict(dict)
+    mine: dict[tuple[str, int], tuple[int, CommOp]] = {}
     used: set[str] = set()
     for t in traces:
         for op in t.ops:
@@ -142,18 +143,23 @@ def _resolve_groups(
             if op.kind in ROOTED or op.kind in _P2P or op.group_rank is None or t.rank is None:
                 continue
             seen = reports[key].get(op.group_rank)
-            if seen is not None and seen[0] != t.rank:
+            if seen is not None and seen[0] == t.rank:
+                continue
+            if seen is not None:
                 raise InvalidInputError(
-                    f"process group {_label(key)}: group rank {op.group_rank} is rank {seen[0]} in {seen[1]} "
+                    f"process group {_label(key)}: group rank {op.group_rank} is rank {seen[0]} in "
+                    f"{seen[1].where} "
                     f"but rank {t.rank} in {op.where}"
                 )
-            reports[key][op.group_rank] = (t.rank, op.where)
-            for r, (rank, where) in list(reports[key].items()):
-                if rank == t.rank and r != op.group_rank:
-                    raise InvalidInputError(
-                        f"process group {_label(key)}: rank {t.rank} is group rank {r} in {where} but "
-                        f"{op.group_rank} in {op.where}"
-                    )
+            reports[key][op.group_rank] = (t.rank, op)
+            # One file is one rank: it must name one group rank in each group.
+            own = mine.setdefault((key, t.rank), (op.group_rank, op))
+            if own[0] != op.group_rank:
+                raise InvalidInputError(
+                    f"process group {_label(key)}: rank {t.rank} is group rank {own[0]} in "
+                    f"{own[1].where} but "
+                    f"{op.group_rank} in {op.where}"
+                )
     members: dict[str, list[int]] = {}
     for g in sorted(used):
         if g in known:
@@ -179,10 +185,10 @@ def _resolve_groups(
             )
         if len(set(ranks)) != len(ranks):
             raise InvalidInputError(f"process group {_label(g)} lists a rank twice: {ranks}")
-        for k, (rank, where) in reports.get(g, {}).items():
+        for k, (rank, said) in reports.get(g, {}).items():
             if k >= len(ranks) or ranks[k] != rank:
                 raise InvalidInputError(
-                    f"{where}: rank {rank} says it is group rank {k} of process group {_label(g)}, "
+                    f"{said.where}: rank {rank} says it is group rank {k} of process group {_label(g)}, "
                     "whose ranks "
                     f"are {ranks}"
                 )
@@ -358,10 +364,16 @@ def _collective(
 
 
 def _timing(m: _Matched, op: CommOp, rank: int) -> None:
-    if op.ts is not None:
-        m.start[rank] = min(m.start.get(rank, op.ts), op.ts)
-        m.end[rank] = max(m.end.get(rank, op.ts), op.ts + (op.dur or 0.0))
-    m.comp = max(m.comp, op.comp_before)
+    ts = op.ts
+    if ts is not None:
+        end = ts + (op.dur or 0.0)
+        if rank in m.start:
+            m.start[rank] = min(m.start[rank], ts)
+            m.end[rank] = max(m.end[rank], end)
+        else:
+            m.start[rank], m.end[rank] = ts, end
+    if op.comp_before > m.comp:
+        m.comp = op.comp_before
 
 
 def _match(
@@ -533,6 +545,8 @@ def _order(
         per_rank_levels[r] = groups
     done_level = {r: -1 for r in slots}  # highest level fully done on each rank
     pending = {r: [len(g) for g in groups] for r, groups in per_rank_levels.items()}
+    # Invariant: waiting[op] = how many of its ranks have not yet reached the op's level there.
+    waiting = [len(level_of[mid]) for mid in range(len(matched))]
     order: list[int] = []
     done = [False] * len(matched)
 
@@ -541,12 +555,17 @@ def _order(
         start = min(m.start.values()) if m.start else 0.0
         return (start, m.group or "", m.seq if m.seq is not None else -1, mid)
 
-    def is_ready(mid: int) -> bool:
-        return all(done_level[r] >= lev - 1 for r, lev in level_of[mid].items())
+    heap: list[tuple[tuple[float, str, int, int], int]] = []
 
-    heap = [(key(mid), mid) for mid in range(len(matched)) if is_ready(mid)]
-    heapq.heapify(heap)
-    queued = {mid for _, mid in heap}
+    def reach(r: int, level: int) -> None:
+        if level < len(per_rank_levels[r]):
+            for cand in per_rank_levels[r][level]:
+                waiting[cand] -= 1
+                if waiting[cand] == 0:
+                    heapq.heappush(heap, (key(cand), cand))
+
+    for r in per_rank_levels:
+        reach(r, 0)
     while heap:
         _, mid = heapq.heappop(heap)
         done[mid] = True
@@ -555,12 +574,7 @@ def _order(
             pending[r][lev] -= 1
             while done_level[r] + 1 < len(pending[r]) and pending[r][done_level[r] + 1] == 0:
                 done_level[r] += 1
-                nxt = done_level[r] + 1
-                if nxt < len(per_rank_levels[r]):
-                    for cand in per_rank_levels[r][nxt]:
-                        if cand not in queued and is_ready(cand):
-                            queued.add(cand)
-                            heapq.heappush(heap, (key(cand), cand))
+                reach(r, done_level[r] + 1)
     if len(order) != len(matched):
         stuck = next(mid for mid in range(len(matched)) if not done[mid])
         m = matched[stuck]

@@ -7,8 +7,10 @@ fields into these records; matching across ranks, the checks and the matrices ar
 
 from __future__ import annotations
 
+import functools
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ocsched.errors import InvalidInputError
@@ -99,6 +101,7 @@ DTYPE_BYTES: dict[str, int] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def normalize(name: str) -> str | None:
     """The normalized collective of a trace's name, or None if unknown.
 
@@ -143,6 +146,9 @@ def int_list(value: Any, what: str, where: str, *, abbreviated_hint: str) -> tup
     if value is None:
         return None
     if isinstance(value, str):
+        fast = _text_list(value)
+        if fast is not None:
+            return fast
         text = value.strip().strip('"').strip()
         if "..." in text:
             raise InvalidInputError(
@@ -164,8 +170,25 @@ def int_list(value: Any, what: str, where: str, *, abbreviated_hint: str) -> tup
     raise InvalidInputError(f"{where}: {what!r} must be a list of integers; got {value!r}")
 
 
+@functools.lru_cache(maxsize=1024)
+def _text_list(text: str) -> tuple[int, ...] | None:
+    """A complete list of integers written as text, or None (abbreviated or malformed: the slow "
+    "path says why)."""
+    if "..." in text:
+        return None
+    try:
+        parsed = json.loads(text.strip().strip('"'))  # the C decoder: long lists are common
+    except json.JSONDecodeError:
+        return None
+    if isinstance(parsed, list) and all(type(v) is int for v in parsed):
+        return tuple(parsed)
+    return None
+
+
 def opt_int(value: Any, what: str, where: str) -> int | None:
     """An optional integer field (ints, or digits in a string as the profiler writes some)."""
+    if type(value) is int:
+        return value
     if value is None or value == "":
         return None
     if isinstance(value, bool):
@@ -191,7 +214,8 @@ class CommOp:
 
     kind: str
     name: str
-    where: str
+    file: str  # one shared string per file (cheap to pickle back from a worker)
+    loc: str  # where in the file: "event 12", "node 7"
     group: str | None = None
     group_size: int | None = None
     group_rank: int | None = None
@@ -209,6 +233,11 @@ class CommOp:
     ts: float | None = None
     dur: float | None = None
     comp_before: float = 0.0  # Chakra: compute (µs) on the longest COMP path since the previous comm node
+
+    @property
+    def where(self) -> str:
+        """The file and the place in it, for messages."""
+        return f"{self.file}: {self.loc}"
 
 
 @dataclass(slots=True)
@@ -232,3 +261,17 @@ class RankTrace:
     groups: dict[str, GroupInfo] = field(default_factory=dict)
     timing: str = "none"  # "kernel", "cpu", "comp" or "none": where ts/dur (or comp_before) come from
     notes: list[str] = field(default_factory=list)
+
+    # Workers send these back: ops as plain tuples pickle in half the time of slotted objects.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        state["ops"] = [tuple([getattr(op, n) for n in _OP_FIELDS]) for op in self.ops]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["ops"] = [CommOp(*values) for values in state["ops"]]
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+_OP_FIELDS = tuple(f.name for f in fields(CommOp))

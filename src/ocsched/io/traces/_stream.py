@@ -26,7 +26,7 @@ import tarfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ocsched.errors import InvalidInputError
 
@@ -47,7 +47,7 @@ def open_binary(path: Path) -> IO[bytes]:
     with path.open("rb") as f:
         head = f.read(2)
     if head == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return path.open("rb")
 
 
@@ -293,7 +293,44 @@ def scan_json(
         r.text.detach()
 
 
-def _scan(r: _Reader, array_key: str, on_item: Callable[[Any], None], where: str) -> tuple[dict[str, Any], bool]:
+_WS_RE = re.compile(r"[ \t\n\r]*")
+
+
+def _ws(buf: str, pos: int) -> int:
+    """The position after the whitespace at ``pos`` (the pattern matches the empty string too)."""
+    m = _WS_RE.match(buf, pos)
+    return m.end() if m else pos
+
+
+def _items(r: _Reader, decoder: json.JSONDecoder, on_item: Callable[[Any], None]) -> None:
+    """The items of an array up to its ``]``: a fast path over the buffer, the careful one at its edges."""
+    scan = decoder.raw_decode
+    while True:
+        buf, pos = r.buf, r.pos
+        # Fast path: an object or list whose end and following separator are in the buffer.
+        if pos < len(buf) and buf[pos] in "{[":
+            try:
+                item, end = scan(buf, pos)
+            except json.JSONDecodeError:
+                item, end = None, -1
+            if end > 0:
+                nxt = _ws(buf, end)
+                if nxt < len(buf) and buf[nxt] in ",]":
+                    on_item(item)
+                    r.pos = nxt + 1
+                    if buf[nxt] == "]":
+                        return
+                    r.pos = _ws(buf, r.pos)
+                    continue
+        on_item(r.value(decoder))
+        if r.expect(",]") == "]":
+            return
+        r.skip_ws()
+
+
+def _scan(
+    r: _Reader, array_key: str, on_item: Callable[[Any], None], where: str
+) -> tuple[dict[str, Any], bool]:
     decoder = json.JSONDecoder()
     other: dict[str, Any] = {}
     found = False
@@ -312,10 +349,7 @@ def _scan(r: _Reader, array_key: str, on_item: Callable[[Any], None], where: str
             if r.skip_ws() == "]":
                 r.pos += 1
             else:
-                while True:
-                    on_item(r.value(decoder))
-                    if r.expect(",]") == "]":
-                        break
+                _items(r, decoder, on_item)
         else:
             other[key] = r.value(decoder)
         if r.expect(",}") == "}":

@@ -122,6 +122,7 @@ def read_rank(path: Path, *, codec_name: str = "auto") -> RankTrace:
         raise InvalidInputError(f"`trace` file {path}: a Chakra trace must be named <prefix>.<rank>.et")
     trace = RankTrace(file=str(path), rank=rank, world_size=None, timing="comp")
     decode_node, decode_meta = _decoder(codec_name)
+    fname = str(path)
     # Per node: its dependencies and either a COMP duration or the index of its comm op.
     deps: dict[int, tuple[int, ...]] = {}
     comp: dict[int, float] = {}
@@ -149,7 +150,7 @@ def read_rank(path: Path, *, codec_name: str = "auto") -> RankTrace:
                 elif ntype == METADATA:
                     _metadata_groups(node["inputs"]["values"], trace, where)
                 elif ntype in (SEND, RECV, COLL):
-                    op = _comm_op(ntype, attrs, rank, where)
+                    op = _comm_op(ntype, attrs, fname, f"node {nid}")
                     if op is not None:
                         comm_of[nid] = len(trace.ops)
                         trace.ops.append(op)
@@ -165,7 +166,8 @@ def read_rank(path: Path, *, codec_name: str = "auto") -> RankTrace:
     return trace
 
 
-def _comm_op(ntype: int, attrs: dict[str, tuple[str, Any]], rank: int, where: str) -> CommOp | None:
+def _comm_op(ntype: int, attrs: dict[str, tuple[str, Any]], file: str, loc: str) -> CommOp | None:
+    where = f"{file}: {loc}"
     size = _int_attr(attrs, "comm_size", where)
     if size is None or size < 0:
         raise InvalidInputError(f"{where}: communication node without a comm_size >= 0")
@@ -181,7 +183,7 @@ def _comm_op(ntype: int, attrs: dict[str, tuple[str, Any]], rank: int, where: st
         kind = _KINDS[name]
         if kind == "barrier":
             return None
-        op = CommOp(kind=kind, name=name, where=where, group=group, in_bytes=size)
+        op = CommOp(kind=kind, name=name, file=file, loc=loc, group=group, in_bytes=size)
         if kind in ("broadcast", "reduce", "gather", "scatter"):
             op.root_known = False
         op.uniform_all_to_all = kind == "all_to_all"
@@ -194,7 +196,14 @@ def _comm_op(ntype: int, attrs: dict[str, tuple[str, Any]], rank: int, where: st
         )
     tag = _int_attr(attrs, "comm_tag", where)
     return CommOp(
-        kind=kind, name=f"COMM_{kind.upper()}", where=where, group=group, in_bytes=size, peer=peer, tag=tag
+        kind=kind,
+        name=f"COMM_{kind.upper()}",
+        file=file,
+        loc=loc,
+        group=group,
+        in_bytes=size,
+        peer=peer,
+        tag=tag,
     )
 
 

@@ -48,7 +48,8 @@ def sniff_kineto(head: bytes) -> bool:
     return b'"traceEvents"' in head or (b'"schemaVersion"' in head and b'"distributedInfo"' in head)
 
 
-def _op(event: dict[str, Any], where: str) -> CommOp | None:
+def _op(event: dict[str, Any], file: str, loc: str) -> CommOp | None:
+    where = f"{file}: {loc}"
     args = event.get("args")
     if not isinstance(args, dict):
         return None
@@ -64,7 +65,7 @@ def _op(event: dict[str, Any], where: str) -> CommOp | None:
     if kind in SKIPPED:
         return None
     seq = opt_int(args.get("Seq"), "Seq", where)
-    op = CommOp(kind=kind, name=name, where=where, seq=seq)
+    op = CommOp(kind=kind, name=name, file=file, loc=loc, seq=seq)
     pg = args.get("Process Group Name")
     op.group = None if pg is None else str(pg).strip('"')
     op.group_size = opt_int(args.get("Group size"), "Group size", where)
@@ -113,14 +114,20 @@ def _op(event: dict[str, Any], where: str) -> CommOp | None:
     return op
 
 
-def _same_call(cpu: CommOp, gpu: CommOp) -> bool:
-    return (cpu.kind, cpu.group, cpu.seq, cpu.in_bytes, cpu.out_bytes) == (
-        gpu.kind,
-        gpu.group,
-        gpu.seq,
-        gpu.in_bytes,
-        gpu.out_bytes,
+def _raw_key(args: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies one call in its CPU event and its kernel (both carry the same metadata)."""
+    return (
+        args.get("Collective name"),
+        args.get("Process Group Name"),
+        args.get("Seq"),
+        args.get("In msg nelems"),
+        args.get("Out msg nelems"),
+        args.get("dtype"),
     )
+
+
+def _time(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def read_rank(path: Path) -> RankTrace:
@@ -133,23 +140,31 @@ def read_rank(path: Path) -> RankTrace:
         abbreviated (the message names the file and the event).
     """
     cpu: list[CommOp] = []
-    gpu: list[CommOp] = []
+    cpu_keys: list[tuple[Any, ...]] = []
+    # Kernels are only needed for their times: kept raw (key, event, place), parsed only if the
+    # file has no CPU events.
+    kernels: list[tuple[tuple[Any, ...], dict[str, Any], str]] = []
+    fname = str(path)
     count = [0]
 
     def on_event(event: Any) -> None:
         count[0] += 1
-        if not isinstance(event, dict):
+        if type(event) is not dict:
             return
         args = event.get("args")
-        if not isinstance(args, dict) or "Collective name" not in args:
+        if type(args) is not dict or "Collective name" not in args:
             return
         is_cpu = event.get("name") == "record_param_comms"
         if not is_cpu and event.get("cat") != "kernel":
             return
-        where = f"{path}: event {count[0] - 1} ({event.get('name')!s:.40})"
-        op = _op(event, where)
-        if op is not None:
-            (cpu if is_cpu else gpu).append(op)
+        key = _raw_key(args)
+        if is_cpu:
+            op = _op(event, fname, f"event {count[0] - 1}")
+            if op is not None:
+                cpu.append(op)
+                cpu_keys.append(key)
+        elif normalize(str(args["Collective name"])) not in SKIPPED:
+            kernels.append((key, event, f"event {count[0] - 1}"))
 
     try:
         with open_binary(path) as f:
@@ -184,18 +199,24 @@ def read_rank(path: Path) -> RankTrace:
                 ranks=full, size=size, desc=str(pg.get("pg_desc", ""))
             )
     # Trace events are not in time order (a profiler writes CPU events, then GPU ones).
-    cpu.sort(key=lambda o: o.ts if o.ts is not None else 0.0)
-    gpu.sort(key=lambda o: o.ts if o.ts is not None else 0.0)
-    ops = cpu if cpu else gpu
-    if cpu and gpu and len(gpu) == len(cpu) and all(_same_call(c, g) for c, g in zip(cpu, gpu, strict=True)):
-        for c, g in zip(cpu, gpu, strict=True):
-            c.ts, c.dur = g.ts, g.dur
+    order = sorted(range(len(cpu)), key=lambda k: cpu[k].ts or 0.0)
+    cpu, cpu_keys = [cpu[k] for k in order], [cpu_keys[k] for k in order]
+    kernels.sort(key=lambda t: _time(t[1].get("ts")) or 0.0)
+    ops = cpu if cpu else [op for _, ev, loc in kernels if (op := _op(ev, fname, loc)) is not None]
+    if (
+        cpu
+        and kernels
+        and len(kernels) == len(cpu)
+        and all(k[0] == c for k, c in zip(kernels, cpu_keys, strict=True))
+    ):
+        for c, (_, ev, _) in zip(cpu, kernels, strict=True):
+            c.ts, c.dur = _time(ev.get("ts")), _time(ev.get("dur"))
         trace.timing = "kernel"
     else:
-        trace.timing = "cpu" if cpu else ("kernel" if gpu else "none")
-        if cpu and gpu:
+        trace.timing = "cpu" if cpu else ("kernel" if kernels else "none")
+        if cpu and kernels:
             trace.notes.append(
-                f"{path}: {len(gpu)} NCCL kernels for {len(cpu)} collective calls; CPU times used"
+                f"{path}: {len(kernels)} NCCL kernels for {len(cpu)} collective calls; CPU times used"
             )
     for op in ops:
         if op.ranks_prefix and op.group is not None:

@@ -98,7 +98,8 @@ def _pg_init(node: dict[str, Any], trace: RankTrace, pointers: dict[int, str], w
             pointers[backend] = name
 
 
-def _op(node: dict[str, Any], pointers: dict[int, str], where: str) -> CommOp | None:
+def _op(node: dict[str, Any], pointers: dict[int, str], file: str, loc: str) -> CommOp | None:
+    where = f"{file}: {loc}"
     raw_inputs = node.get("inputs")
     inputs: dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
     raw_vals, raw_types = inputs.get("values"), inputs.get("types")
@@ -128,7 +129,7 @@ def _op(node: dict[str, Any], pointers: dict[int, str], where: str) -> CommOp | 
         return None
     seq_v, pg_v, rank_v = vals[c - 3], vals[c - 2], vals[c - 1]
     seq = opt_int(seq_v[0] if isinstance(seq_v, list) and seq_v else seq_v, "seq", where)
-    op = CommOp(kind=kind, name=name, where=where, seq=seq if seq is not None and seq >= 0 else None)
+    op = CommOp(kind=kind, name=name, file=file, loc=loc, seq=seq if seq is not None and seq >= 0 else None)
     pg_name = attrs.get("pg_name")
     if isinstance(pg_name, str) and pg_name:
         op.group = pg_name
@@ -218,8 +219,9 @@ def read_rank(path: Path) -> RankTrace:
         )
     # Node ids follow the order in which the operators started; the file lists them as they ended.
     raw.sort(key=lambda t: t[0])
+    fname = str(path)
     for nid, node in raw:
-        op = _op(node, pointers, f"{path}: node {nid}")
+        op = _op(node, pointers, fname, f"node {nid}")
         if op is not None:
             trace.ops.append(op)
     trace.timing = "timestamps" if trace.ops and all(o.ts is not None for o in trace.ops) else "none"
