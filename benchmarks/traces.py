@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,8 +72,12 @@ def memory_trace(folder: Path, target_bytes: int) -> int:
     return (trace / "rank-0.json").stat().st_size
 
 
-def peak_memory(cmd: list[str]) -> tuple[float, float, float]:
-    """Run ``cmd``; return (wall s, peak RSS of its largest process, peak summed PSS), MB."""
+def peak_memory(cmd: list[str]) -> tuple[float, float, float, float]:
+    """Run ``cmd``; return (wall s, peak RSS of its largest process MB, peak summed PSS MB, CPU s).
+
+    CPU seconds: user + system of the process and the workers it waited for.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     top = psutil.Process(proc.pid)
     peak_rss = peak_pss = 0.0
@@ -103,7 +108,15 @@ def peak_memory(cmd: list[str]) -> tuple[float, float, float]:
     thread.join()
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()}")
-    return wall, peak_rss, peak_pss
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, peak_rss, peak_pss, cpu
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the parsing workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
@@ -121,24 +134,29 @@ def main() -> None:
         folder = root / "speed"
         per_rank = speed_trace(folder, nodes, gpus, steps, filler=1)
         total_mb = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
-        times = []
+        times, cpus = [], []
         for _ in range(3):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             it = read_trace(folder, link_rate="400Gbps", time_unit="us")
             times.append(time.perf_counter() - t0)
-        cli, rss, pss = peak_memory(
+            cpus.append(_cpu() - c0)
+        cli, rss, pss, cli_cpu = peak_memory(
             [*ocsched, "import", str(folder), "--link-rate", "400Gbps", "--out", str(root / "it.json")]
         )
         print(f"\nspeed: {nodes * gpus} ranks x {per_rank} collectives, {total_mb:.0f} MB of Kineto JSON")
         print(
             f"  read_trace           {min(times):6.2f} s (best of 3: {', '.join(f'{t:.2f}' for t in times)})"
         )
-        print(f"  ocsched import (CLI) {cli:6.2f} s, peak RSS {rss:.0f} MB, peak PSS {pss:.0f} MB")
+        print(f"    CPU seconds (this process + parsing workers): {', '.join(f'{c:.2f}' for c in cpus)}")
+        print(
+            f"  ocsched import (CLI) {cli:6.2f} s, {cli_cpu:.2f} CPU s, peak RSS {rss:.0f} MB, "
+            f"peak PSS {pss:.0f} MB"
+        )
         print(f"  -> {len(it)} phases of {it.n} ports, {it.meta['trace']['operations']} operations")
         mem = root / "memory"
         mem.mkdir()
         big = memory_trace(mem, size)
-        wall, rss, pss = peak_memory(
+        wall, rss, pss, _ = peak_memory(
             [*ocsched, "import", str(mem / "trace"), "--link-rate", "400Gbps", "--out", str(root / "m.json")]
         )
         print(f"\nmemory: a {big / 2**20:.0f} MB rank file (and a small one)")
@@ -146,7 +164,7 @@ def main() -> None:
             f"  ocsched import {wall:6.1f} s, peak RSS {rss:.0f} MB (largest process), peak PSS "
             f"{pss:.0f} MB (all)"
         )
-        _, rss0, _ = peak_memory([sys.executable, "-c", "import ocsched.io, ocsched.cli"])
+        _, rss0, _, _ = peak_memory([sys.executable, "-c", "import ocsched.io, ocsched.cli"])
         print(f"  (the interpreter with ocsched imported alone: peak RSS {rss0:.0f} MB)")
     print(f"\nload average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} at the end")
 

@@ -343,6 +343,21 @@ def test_bad_options() -> None:
         read_trace("nowhere", link_rate=1.0)
 
 
+def test_is_trace_tells_traces_from_iterations(tmp_path: Path) -> None:
+    from ocsched.io.traces import is_trace
+
+    S.write(
+        tmp_path / "c",
+        [S.collective("all_reduce", 64, ranks=[0, 1]), S.collective("all_reduce", 64, ranks=[1, 2])],
+        format="chakra",
+    )
+    assert (tmp_path / "c" / "comm_groups.json").exists() and is_trace(tmp_path / "c")
+    (tmp_path / "m").mkdir()
+    np.save(tmp_path / "m" / "p0.npy", np.eye(2))
+    assert not is_trace(tmp_path / "m") and not is_trace(tmp_path / "m" / "p0.npy")
+    assert is_trace(DATA / "hta-nccl" / "nccl_data.rank-0.comms.json.gz")
+
+
 def test_chakra_broadcast_names_no_root(tmp_path: Path) -> None:
     S.write(
         tmp_path,

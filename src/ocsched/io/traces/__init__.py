@@ -133,7 +133,10 @@ def is_trace(path: str | os.PathLike[str]) -> bool:
         return detect_format(p) is not None
     if p.is_dir():
         files = [q for q in p.iterdir() if q.is_file() and not q.name.startswith(".")]
-        return bool(files) and all(detect_format(q) is not None for q in files)
+        kinds = {q: detect_format(q) for q in files}
+        if "chakra" in kinds.values():  # a Chakra folder may keep its comm-group JSON beside the ranks
+            kinds = {q: k for q, k in kinds.items() if k is not None or not q.name.lower().endswith(".json")}
+        return bool(kinds) and all(k is not None for k in kinds.values())
     if any(c in text for c in "*?["):
         import glob
 

@@ -139,9 +139,10 @@ def int_list(value: Any, what: str, where: str, *, abbreviated_hint: str) -> tup
     Returns None for a missing value. Refuses an abbreviated list (``"[1, 2, ..., ...]"``, the
     profiler's cut after 30 entries) with ``abbreviated_hint`` saying how to get complete lists.
 
-    >>> int_list("[3, 0, 5]", "split", "f", abbreviated_hint=""), int_list([], "split", "f", "
-                 "abbreviated_hint="")
-    ((3, 0, 5), ())
+    >>> int_list("[3, 0, 5]", "split", "f", abbreviated_hint="")
+    (3, 0, 5)
+    >>> int_list([], "split", "f", abbreviated_hint="")
+    ()
     """
     if value is None:
         return None
@@ -172,8 +173,7 @@ def int_list(value: Any, what: str, where: str, *, abbreviated_hint: str) -> tup
 
 @functools.lru_cache(maxsize=1024)
 def _text_list(text: str) -> tuple[int, ...] | None:
-    """A complete list of integers written as text, or None (abbreviated or malformed: the slow "
-    "path says why)."""
+    """A complete list of integers written as text, or None (abbreviated or malformed: see int_list)."""
     if "..." in text:
         return None
     try:
