@@ -10,6 +10,9 @@ $(BIN)/ocsched: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# The official Chakra schema (generated et_def_pb2) for the trace tests; --no-deps: its own
+	# dependency tree (HTA, graphviz, ...) is not needed to read the schema.
+	$(BIN)/python -m pip install -q --no-deps mlc-chakra
 	touch $@
 
 setup: $(BIN)/ocsched

@@ -159,5 +159,5 @@ def test_coflow_trace_header_is_capped(tmp_path: Path) -> None:
     trace = tmp_path / "t.txt"
     trace.write_text("100000000 1\n1 0 1 0 1 1:5\n")
     with pytest.raises(InvalidInputError, match=r"100000000 racks in its header, above the limit of 10000"):
-        io.read_trace(trace)
+        io.read_coflow_trace(trace)
     assert_one_line(run("generate", "coflow", "--path", trace, "-o", tmp_path / "x.npy"), "100000000 racks")

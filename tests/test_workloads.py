@@ -17,7 +17,7 @@ import ocsched
 from ocsched import io
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError
-from ocsched.io import read_trace
+from ocsched.io import read_coflow_trace as read_trace
 from ocsched.workloads import WORKLOADS, block_diagonal, generate, normalize, workloads
 from ocsched.workloads.coflow import coflow, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS

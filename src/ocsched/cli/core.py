@@ -174,16 +174,42 @@ def schedule_cmd(
         str | None,
         typer.Option("--iteration-algorithm", help="Iterations: spectra-seq (default) or independent."),
     ] = None,
+    link_rate: Annotated[
+        str | None,
+        typer.Option(
+            "--link-rate",
+            help="Traces: line rate of one link (400Gbps), bytes become time.",
+            show_default=False,
+        ),
+    ] = None,
+    trace_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trace-option",
+            "-T",
+            help="Traces: an `ocsched import` option as NAME=VALUE (repeat).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Schedule a demand matrix (or a training iteration) and print makespan, lower bound and statistics."""
+    """Schedule a demand matrix, a training iteration or a trace; print makespan, bound and statistics."""
     from ocsched import io
+    from ocsched.cli import traces
 
     fab = _fabric(switches, delta, reconfiguration, fabric)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
+    if io.traces.is_trace(demand):
+        it = traces.trace_iteration(demand, link_rate, **traces.trace_options(trace_option))
+        _schedule_iteration(it, fab, algorithm, iteration_algorithm, seed, out, force, meta=dict(it.meta))
+        return
+    if link_rate is not None or trace_option:
+        raise InvalidInputError("`--link-rate` and `--trace-option` apply to trace inputs only")
     if io.is_iteration(demand):
-        it = io.read_iteration(demand, gaps=_gap_list(gaps))
-        _schedule_iteration(it, fab, algorithm, iteration_algorithm, seed, out, force)
+        plain = io.read_iteration(demand, gaps=_gap_list(gaps))
+        _schedule_iteration(
+            plain, fab, algorithm, iteration_algorithm, seed, out, force, meta=io.traces.provenance(demand)
+        )
         return
     if gaps is not None or iteration_algorithm is not None:
         raise InvalidInputError("`--gaps` and `--iteration-algorithm` apply to iteration inputs only")
@@ -255,8 +281,12 @@ def _schedule_iteration(
     seed: int | None,
     out: Path | None,
     force: bool,
+    meta: dict[str, Any] | None = None,
 ) -> None:
-    """Schedule an iteration; print one line per phase and the totals against ``independent``."""
+    """Schedule an iteration; print one line per phase and the totals against ``independent``.
+
+    ``meta`` (a trace's provenance) is added to the schedule's.
+    """
     from ocsched import io
     from ocsched.sequence import iteration_row, phase_rows, schedule_iteration, validate_iteration
 
@@ -276,6 +306,8 @@ def _schedule_iteration(
     summary = [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in total.items()]
     summary.append(("time", f"{elapsed:.3f} s"))
     if out is not None:
+        if meta:
+            sched = dataclasses.replace(sched, meta={**sched.meta, **meta})
         io.write_iteration_schedule(sched, out, force=force)
         summary.append(("written to", str(out)))
     _summary(summary)

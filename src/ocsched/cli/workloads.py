@@ -143,7 +143,7 @@ def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: 
     if out.suffix.lower() != ".json":
         raise fail(f"iteration workload {name!r} is written as JSON (ocsched.sequence); got --out {out}")
     if "path" in options:  # a generator's `trace` option is given as a file, read here
-        options["trace"] = io.read_trace(options.pop("path"))
+        options["trace"] = io.read_coflow_trace(options.pop("path"))
     it = generate_iteration(name, seed=seed, **options)
     io.write_iteration(it, out, force=force)
     rows = [

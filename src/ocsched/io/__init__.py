@@ -21,8 +21,9 @@ an interrupted write leaves nothing half-written.
 
 One module per kind of file: :mod:`~ocsched.io.demand`, :mod:`~ocsched.io.schedule`,
 :mod:`~ocsched.io.circuits` (circuit export), :mod:`~ocsched.io.fabric` (FABRIC.toml),
-:mod:`~ocsched.io.iteration` (sequences of phases), :mod:`~ocsched.io.trace` (coflow traces), and
-:mod:`~ocsched.io._files` (limits, atomic writes) under them all.
+:mod:`~ocsched.io.iteration` (sequences of phases), :mod:`~ocsched.io.trace` (coflow traces,
+:func:`read_coflow_trace`), :mod:`~ocsched.io.traces` (multi-rank PyTorch and Chakra traces as
+iterations, :func:`read_trace`), and :mod:`~ocsched.io._files` (limits, atomic writes) under them all.
 """
 
 from __future__ import annotations
@@ -57,7 +58,13 @@ from ocsched.io.iteration import (
     write_iteration_schedule,
 )
 from ocsched.io.schedule import read_any_schedule, read_schedule, read_schedule_checked, write_schedule
-from ocsched.io.trace import generate, read_trace
+from ocsched.io.trace import generate
+from ocsched.io.trace import read_trace as read_coflow_trace
+
+# isort: split
+# Last: the trace importers build on the names above.
+from ocsched.io import traces as traces
+from ocsched.io.traces import read_trace
 
 __all__ = [
     "CIRCUIT_COLUMNS",
@@ -76,6 +83,7 @@ __all__ = [
     "generate",
     "is_iteration",
     "read_any_schedule",
+    "read_coflow_trace",
     "read_demand",
     "read_demand_named",
     "read_iteration",

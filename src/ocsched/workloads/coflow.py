@@ -89,7 +89,7 @@ def packaged_trace() -> Trace:
 def parse_trace(text: str, source: str) -> Trace:
     """Parse a coflow-benchmark trace (see the module docstring); ``source`` names it in errors.
 
-    Files are read by :func:`ocsched.io.read_trace`.
+    Files are read by :func:`ocsched.io.read_coflow_trace`.
 
     Raises
     ------
@@ -199,7 +199,7 @@ def coflow(
     Parameters
     ----------
     trace : Trace, optional
-        A parsed trace (:func:`ocsched.io.read_trace` reads a file, and ``generate("coflow",
+        A parsed trace (:func:`ocsched.io.read_coflow_trace` reads a file, and ``generate("coflow",
         path=...)`` through :func:`ocsched.io.generate` does it for you); default the packaged
         ``FB2010-1Hr-150-0.txt``.
     id : int, optional
