@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched.bounds._exact import to_float
 from ocsched.bounds.lines import _lines, refined_bound
 from ocsched.model import Demand
 
@@ -98,6 +100,88 @@ def _counts(d: FloatArray, t: float, delta: float) -> FloatArray:
     return np.ceil(d / (t - delta) * (1 - 1e-12))
 
 
+def _passes_exact(d: list[Fraction], f: list[int], t: Fraction, s: int, delta: Fraction) -> bool:
+    """:func:`_passes` in exact arithmetic and without its slack: the test of the proof itself."""
+    c = t - delta
+    if c <= 0:
+        return False
+    need = sum(f) - s
+    if need <= 0:
+        return True
+    eps = delta / c
+    if eps >= 1:
+        return False
+    w = sorted(
+        (min(max(fe - de / c, Fraction(0)), Fraction(1)) for de, fe in zip(d, f, strict=True)), reverse=True
+    )
+    pos = sum(1 for x in w if x > eps)
+    if pos == 0:
+        return False
+    top = [Fraction(0)]
+    for x in w[:pos]:
+        top.append(top[-1] + x)
+    gain = [top[m] - eps * (m - 1) for m in range(pos + 1)]
+    if max(gain[1:]) < 1:
+        return False
+    q1 = next(m for m in range(1, pos + 1) if gain[m] >= 1)
+    groups = min(need, pos // q1)
+    if top[pos] - eps * (pos - groups) < need:
+        return False
+    if need > _MAX_NEED:
+        return True
+    big = pos + 1
+    q = [big] * (need + 1)
+    for j in range(1, need + 1):
+        m = next((m for m in range(1, pos + 1) if gain[m] >= j), None)
+        if m is None:
+            break
+        q[j] = m
+    fewest = [0] + [big] * need
+    for sigma in range(1, need + 1):
+        fewest[sigma] = min(fewest[sigma - 1 - i] + q[i + 1] for i in range(sigma))
+    return fewest[need] <= pos
+
+
+def _finish(d: FloatArray, f: FloatArray, a: float, b: float, end: float, s: int, delta: float) -> float:
+    """The exact threshold of a segment's test, from its float bracket ``[a, b]`` (segment end: ``end``).
+
+    The float test is generous, so a fails the exact test too; if the exact test also passes at
+    the segment's end, bisect it to two adjacent floats and return the float nearest the
+    threshold (the exact test at their midpoint tells which); otherwise keep a.
+    """
+    de, fe, dd = [Fraction(x) for x in d.tolist()], [int(x) for x in f.tolist()], Fraction(delta)
+
+    def ok(t: float | Fraction) -> bool:
+        return _passes_exact(de, fe, Fraction(t), s, dd)
+
+    if not ok(end):
+        return float(a)
+    hi = b if ok(b) else end
+    lo = a
+    while True:
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    # The threshold T* lies in (lo, hi]: it rounds to hi if the test fails at their midpoint, to
+    # lo if it passes there, unless T* is the midpoint itself (a tie: rounded to even, as a
+    # schedule's end would be). Every comparison of the test flips at a T with
+    # (T - delta) y = D + delta x, D a sum of entries, x and y integers, 0 < y <= Y = sum f:
+    # so T* is a multiple of 1 / (y 2^p), 2^p the inputs' common denominator, and two such
+    # numbers differ by at least 1 / (Y^2 2^p). Passing at the midpoint (a multiple of 1 / 2^p)
+    # and failing half that below it, T* is the midpoint.
+    half = (Fraction(lo) + Fraction(hi)) / 2
+    if not ok(half):
+        return float(hi)
+    unit = max(x.denominator for x in (*de, dd))
+    if unit % half.denominator == 0 and not ok(half - Fraction(1, 2 * sum(fe) ** 2 * unit)):
+        return float(half)  # the tie, rounded to even
+    return float(lo)
+
+
 def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, start: float = 0.0) -> float:
     """Return a makespan below which the entries of one line cannot be packed on the switches.
 
@@ -134,8 +218,11 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
     **Search.** Between consecutive breakpoints ``delta + d_e / j`` the counts ``F_e`` are
     constant, the slacks grow and eps shrinks as T grows, so the test is monotone inside each
     segment. Segments are scanned in increasing T: a segment is skipped when the test fails at
-    its right end (its most favourable point), and the first segment that passes is bisected,
-    returning a value on the failing side. The true minimum of (*) is non-increasing in T, so no
+    its right end (its most favourable point), and the first segment that passes is bisected
+    with the compiled test (generous by 1e-9, so rounding never rejects a feasible T), then with
+    the test in exact arithmetic and no slack down to two adjacent floats; the float nearest
+    its threshold is returned (no schedule's makespan is below it: see
+    :mod:`ocsched.bounds._exact`). The true minimum of (*) is non-increasing in T, so no
     feasible makespan lies below the value returned. The search stops at the wrap-around makespan
     ``delta + (r + delta (k - 1)) / s``, where one group of all entries passes (*).
 
@@ -163,7 +250,9 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
     for x in d:
         j_hi = math.floor(x / (lo - delta)) if lo > delta else 0
         j_lo = max(1, math.ceil(x / (hi - delta)))
-        pts.extend(delta + x / j for j in range(j_lo, j_hi + 1))
+        # each breakpoint rounded once from its exact value, so a segment passing at its start
+        # returns the float nearest the breakpoint (see ocsched.bounds._exact)
+        pts.extend(to_float(Fraction(delta) + Fraction(float(x)) / j) for j in range(j_lo, j_hi + 1))
     edges = [lo, *sorted(p for p in set(pts) if lo < p < hi), hi]
     for a, b in itertools.pairwise(edges):
         f = _counts(d, 0.5 * (a + b), delta)
@@ -171,6 +260,7 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
             continue
         if _passes(d, f, a, s, delta):
             return float(a)
+        end = b
         # Invariant: the test fails at a and passes at b.
         while b - a > _RTOL * b:
             mid = 0.5 * (a + b)
@@ -178,7 +268,7 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
                 b = mid
             else:
                 a = mid
-        return float(a)
+        return _finish(d, f, a, b, end, s, delta)
     return float(hi)
 
 
