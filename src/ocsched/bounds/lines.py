@@ -17,7 +17,7 @@ from ocsched.bounds._exact import exact_sum, to_float
 from ocsched.model import Demand
 from ocsched.timing import busy
 
-__all__ = ["bisect_bracket", "bisect_threshold", "degree_bound", "line_bound", "refined_bound"]
+__all__ = ["bisect_bracket", "degree_bound", "line_bound", "refined_bound"]
 
 
 def _lines(
@@ -172,7 +172,8 @@ def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 
     lo = max(line_bound(demand, switches=s, delta=d), degree_bound(demand, switches=s, delta=d), d)
     hi = max(lo, d + float(vals.max()))
     if lo > d and feasible(lo):
-        return lo
+        # The float test can hold a few ulps early: lo, or the exact threshold just above it.
+        return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, lo))
     # Invariant: lo is infeasible (or equal to delta), hi is feasible.
     lo, hi = bisect_bracket(feasible, lo, hi, rtol)
     return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, hi))
@@ -197,7 +198,9 @@ def _refined_finish(
     # rounds near a breakpoint, so look a little beyond it on both sides).
     x = vals / (hi - d)
     near = np.nonzero(np.abs(x - np.round(x)) <= 1e-9 * x * (1.0 + hi / (hi - d)))[0]
-    taus = {Fraction(hi)}
+    # hi, and a little beyond it: near a breakpoint or in rounding the float test may hold a few
+    # ulps before the threshold, and every tau gives a valid bound.
+    taus = {Fraction(hi), Fraction(hi * (1 + 1e-9))}
     for e in near[np.unique(vals[near], return_index=True)[1]][:EXACT_LINES].tolist():
         for j in {math.floor(float(x[e])), math.ceil(float(x[e]))} - {0}:
             tau = dd + Fraction(float(vals[e])) / j
@@ -253,15 +256,3 @@ def bisect_bracket(ok: Callable[[float], bool], lo: float, hi: float, rtol: floa
         else:
             lo = mid
     return lo, hi
-
-
-def bisect_threshold(ok: Callable[[float], bool], lo: float, hi: float, rtol: float) -> float:
-    """Bisect ``[lo, hi]`` for the left end of the half-line where ``ok`` holds; return its ``lo`` side.
-
-    As :func:`bisect_bracket`; the value returned is on the failing side, so a bound computed
-    this way is never above the true threshold (up to the rounding of ``ok`` itself).
-
-    >>> bisect_threshold(lambda t: t * t >= 2.0, 0.0, 2.0, 1e-12)  # doctest: +ELLIPSIS
-    1.41421356237...
-    """
-    return bisect_bracket(ok, lo, hi, rtol)[0]

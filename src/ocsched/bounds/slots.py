@@ -10,6 +10,7 @@ entry, which leaves room for fewer small ones beside it, counts for more than on
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from fractions import Fraction
 
@@ -212,16 +213,42 @@ def _slot_finish(
             if len(steps) > _MAX_STEPS:
                 return None
     cuts = [Fraction(lo), *sorted(steps), Fraction(top)]
-    # The float test errs by a few ulps of cap and of the prefix sums (k additions): half a gap
-    # between steps must exceed that for the midpoint's value to be the exact one.
+    # The float test errs by a few ulps of cap and of the prefix sums (k additions): where half
+    # a gap between steps exceeds that, the midpoint's float value is the exact one; closer
+    # steps are told apart in exact arithmetic.
     close = Fraction(4 * (k + 2) * float(np.finfo(np.float64).eps))
     for a, b in itertools.pairwise(cuts):
-        if b - a <= close * b:
-            return None
-        mid = float((a + b) / 2)
-        if not any(bool(_ruled_out(d, mid, s, delta, j, 0.0).any()) for j in failing):
+        if b - a > close * b:
+            mid = float((a + b) / 2)
+            ruled = any(bool(_ruled_out(d, mid, s, delta, j, 0.0).any()) for j in failing)
+        else:
+            ruled = any(_ruled_out_exact(cum, (a + b) / 2, s, dd, j) for j in failing)
+        if not ruled:
             return None if a == cuts[0] else to_float(a)
     return None
+
+
+def _ruled_out_exact(cum: list[Fraction], t: Fraction, s: int, delta: Fraction, big: int) -> bool:
+    """:func:`_ruled_out_kernel` in exact arithmetic, no slack (any weight rules t out), from the
+    exact prefix sums ``cum`` of the ascending entries."""
+    k = len(cum) - 1
+    small = [cum[j] + j * delta for j in range(k - big + 1)]
+    large = [cum[k - big + i] - cum[k - big] + i * delta for i in range(big + 1)]
+    for w in SLOT_WEIGHTS:
+        weight = Fraction(w)
+        total = (k - big) + weight * big
+        ruled = True
+        for m in range(1, s + 1):
+            cap = m * t - (m - 1) * delta
+            held = [
+                weight * i + bisect.bisect_right(small, cap - p) - 1 for i, p in enumerate(large) if cap >= p
+            ]
+            if held and not total * m > s * max(held):
+                ruled = False
+                break
+        if ruled:
+            return True
+    return False
 
 
 def slot_bound(
