@@ -24,6 +24,7 @@ from ocsched.bounds import (
     line_slot_bound,
     refined_bound,
 )
+from ocsched.bounds.packing import _passes_exact
 from ocsched.bounds.slots import SLOT_LARGE, SLOT_WEIGHTS
 from ocsched.model import Demand
 from strategies import demands, hostile_fabrics, line_entries
@@ -324,3 +325,59 @@ def test_line_slot_bound_is_its_exact_threshold(d: NDArray[np.float64], s: int, 
 @given(d=line_entries(max_k=8), s=st.integers(1, 6), delta=SLOT_DELTAS)
 def test_line_slot_bound_is_its_exact_threshold_slow(d: NDArray[np.float64], s: int, delta: float) -> None:
     check_slots(d, s, delta)
+
+
+def _packing_reference(entries: NDArray[np.float64], s: int, delta: float) -> tuple[float, float] | None:
+    """line_packing_bound's threshold by an exact segment scan: the nearest floats of its bracket."""
+    d = np.sort(entries)[::-1]
+    e, dd = [Fraction(float(x)) for x in d], Fraction(delta)
+    k = len(e)
+    hi = Fraction(delta + (float(d.sum()) + delta * (k - 1)) / s)
+    lo = Fraction(max(delta + float(d[0]) / s, delta))
+    if lo >= hi:
+        return None
+    cuts = {dd + x / j for x in e for j in range(1, 64 * k) if lo < dd + x / j < hi}
+    for a, b in itertools.pairwise([lo, *sorted(cuts), hi]):
+        mid = (a + b) / 2
+        f = [_ceil(x / (mid - dd)) for x in e]
+        if not _passes_exact(e, f, b, s, dd):
+            continue
+        if _passes_exact(e, f, a, s, dd):
+            return float(a), float(a)
+        while b - a > b / 2**80:
+            mid = (a + b) / 2
+            a, b = (a, mid) if _passes_exact(e, f, mid, s, dd) else (mid, b)
+        return float(a), float(b)
+    return float(hi), float(hi)
+
+
+def check_packing(d: NDArray[np.float64], s: int, delta: float) -> None:
+    ref = _packing_reference(d, s, delta)
+    if ref is not None and ref[0] == ref[1]:
+        assert line_packing_bound(d, switches=s, delta=delta) == ref[0]
+
+
+PACK_DELTAS = st.sampled_from([0.01, 0.05, 0.08, 0.2, 1.0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=line_entries(max_k=6), s=st.integers(1, 4), delta=PACK_DELTAS)
+def test_line_packing_bound_is_its_exact_threshold(d: NDArray[np.float64], s: int, delta: float) -> None:
+    check_packing(d, s, delta)
+
+
+@pytest.mark.slow
+@settings(max_examples=800, deadline=None)
+@given(d=line_entries(max_k=8), s=st.integers(1, 6), delta=PACK_DELTAS)
+def test_line_packing_bound_is_its_exact_threshold_slow(d: NDArray[np.float64], s: int, delta: float) -> None:
+    check_packing(d, s, delta)
+
+
+def test_exact_ends_where_the_float_test_holds_early() -> None:
+    # The float test held 1 ulp before the threshold at the line bound (counts 4 there, not 3),
+    # and two slot steps 5.6e-17 apart could not be told apart by a float midpoint.
+    d = np.zeros((7, 7))
+    d[4, 5] = d[5, 4] = 0.5
+    d[5, 6] = d[6, 5] = 0.99999
+    check_refined(d, 3, 2.220446049250313e-16)
+    check_slots(np.array([1.0, 1.0, 1.0, 4 / 3]), 4, 1.0)

@@ -142,22 +142,23 @@ def _passes_exact(d: list[Fraction], f: list[int], t: Fraction, s: int, delta: F
     return fewest[need] <= pos
 
 
-def _finish(d: FloatArray, f: FloatArray, a: float, b: float, end: float, s: int, delta: float) -> float:
-    """The exact threshold of a segment's test, from its float bracket ``[a, b]`` (segment end: ``end``).
+def _finish(
+    de: list[Fraction], fe: list[int], a: float, b: float, end: Fraction, s: int, dd: Fraction
+) -> float:
+    """The exact threshold of a segment's test, from its float bracket ``[a, b]``.
 
-    The float test is generous, so a fails the exact test too; if the exact test also passes at
-    the segment's end, bisect it to two adjacent floats and return the float nearest the
-    threshold (the exact test at their midpoint tells which); otherwise keep a.
+    The exact test fails at a (the compiled one, generous, does) and holds at the segment's end:
+    bisect it to two adjacent floats and return the float nearest the threshold (the exact test
+    at their midpoint tells which).
     """
-    de, fe, dd = [Fraction(x) for x in d.tolist()], [int(x) for x in f.tolist()], Fraction(delta)
 
     def ok(t: float | Fraction) -> bool:
         return _passes_exact(de, fe, Fraction(t), s, dd)
 
-    if not ok(end):
-        return float(a)
-    hi = b if ok(b) else end
     lo = a
+    # hi: b, or else the first float at or past the end (the test with these counts only grows)
+    past = float(end) if Fraction(float(end)) >= end else math.nextafter(float(end), math.inf)
+    hi = b if ok(b) else past
     while True:
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
@@ -245,30 +246,35 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
     lo = max(float(start), delta + float(d[0]) / s if s > 0 else 0.0, delta)
     if lo >= hi:
         return float(max(float(start), min(lo, hi)))
-    # Breakpoints delta + d_e / j inside (lo, hi).
-    pts: list[float] = []
+    # Breakpoints delta + d_e / j inside (lo, hi), exactly.
+    dd = Fraction(delta)
+    pts: set[Fraction] = set()
     for x in d:
         j_hi = math.floor(x / (lo - delta)) if lo > delta else 0
         j_lo = max(1, math.ceil(x / (hi - delta)))
-        # each breakpoint rounded once from its exact value, so a segment passing at its start
-        # returns the float nearest the breakpoint (see ocsched.bounds._exact)
-        pts.extend(to_float(Fraction(delta) + Fraction(float(x)) / j) for j in range(j_lo, j_hi + 1))
-    edges = [lo, *sorted(p for p in set(pts) if lo < p < hi), hi]
-    for a, b in itertools.pairwise(edges):
+        pts.update(dd + Fraction(float(x)) / j for j in range(j_lo, j_hi + 1))
+    edges = [Fraction(lo), *sorted(p for p in pts if lo < p < hi), Fraction(hi)]
+    de = [Fraction(x) for x in d.tolist()]
+    for ea, eb in itertools.pairwise(edges):
+        a, b = float(ea), float(eb)
         f = _counts(d, 0.5 * (a + b), delta)
+        # The compiled test is generous, so where it fails the exact one does; a segment is
+        # skipped where the exact test fails at its end (its most favourable point).
         if not _passes(d, f, b, s, delta):
             continue
-        if _passes(d, f, a, s, delta):
-            return float(a)
-        end = b
-        # Invariant: the test fails at a and passes at b.
+        fe = [int(x) for x in f.tolist()]
+        if not _passes_exact(de, fe, eb, s, dd):
+            continue
+        if _passes_exact(de, fe, ea, s, dd):
+            return to_float(ea)
+        # Invariant: the compiled test fails at a (so does the exact one); the exact one holds at eb.
         while b - a > _RTOL * b:
             mid = 0.5 * (a + b)
             if _passes(d, f, mid, s, delta):
                 b = mid
             else:
                 a = mid
-        return _finish(d, f, a, b, end, s, delta)
+        return _finish(de, fe, a, b, eb, s, dd)
     return float(hi)
 
 
