@@ -192,7 +192,7 @@ def _refined_finish(
     """The largest ``min(tau, max_l c_l(K_l(tau-)))`` over the candidate taus (see :func:`refined_bound`)."""
     used = counts > 0
     dd = Fraction(d)
-    if not hi > d:  # the times overflowed past delta's resolution: keep the bisection's value
+    if not (hi > d and math.isfinite(hi * (1 + 1e-9))):  # overflowed: keep the bisection's value
         return -math.inf
     # Candidates: hi, and the breakpoints delta + d_e / j next to the bracket (the float test
     # rounds near a breakpoint, so look a little beyond it on both sides).
