@@ -24,6 +24,7 @@ from ocsched.bounds import (
     line_slot_bound,
     refined_bound,
 )
+from ocsched.bounds.fabric import tolerant_fabric
 from ocsched.bounds.packing import _passes_exact
 from ocsched.bounds.slots import SLOT_LARGE, SLOT_WEIGHTS
 from ocsched.model import Demand
@@ -214,12 +215,13 @@ def check_fabric(d: NDArray[np.float64], fab: Fabric) -> None:
     dem = Demand.from_matrix(d)
     if dem.nnz == 0:
         return
+    tolerant = tolerant_fabric(fab)  # the bounds' fabric: edges as the validator accepts them
     for bound, holds, circuits in (
         (fabric_line_bound, _line_ok, True),
         (fabric_entry_bound, _entry_ok, False),
     ):
-        pool = _conditions(d, fab, circuits=circuits)
-        ref = _threshold(lambda t, pool=pool, holds=holds: all(holds(fab, e, f, t) for e, f in pool))
+        pool = _conditions(d, tolerant, circuits=circuits)
+        ref = _threshold(lambda t, pool=pool, holds=holds: all(holds(tolerant, e, f, t) for e, f in pool))
         got = bound(dem, fab)
         if ref is None:
             assert math.isinf(got), bound.__name__

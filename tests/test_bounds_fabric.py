@@ -116,3 +116,19 @@ def test_available_time_at_a_late_horizon_keeps_the_time_before_a_final_window()
     fab = Fabric.from_deltas([0.0], rates=[4.0]).with_failures([SwitchDown(0, 0.85)] * 3)
     assert available_time(fab, 0, 1e300) == 0.85
     assert ocsched.lower_bound([[0, 0.8], [0.8, 0]], fabric=fab) == 0.2
+
+
+def test_a_schedule_ending_at_a_window_within_rounding_is_not_beaten() -> None:
+    # One circuit fits on switch 1 right up to its window at 0.1: the schedule's exact end lies
+    # 3.5e-18 past the window's start (rounding; the validator accepts it). In exact arithmetic
+    # the circuit would wait for the window's end, and the bound rose above the makespan.
+    fab = Fabric(
+        (Switch(1 / 6, 4.0), Switch(1 / 60, 4.0)),
+        down=(SwitchDown(1, 0.09999999999999999, 0.13333333333333333),),
+        failed_links=(LinkDown(0, 0),),
+    )
+    d = np.zeros((4, 4))
+    d[2, 0] = 1 / 3
+    sched = ocsched.schedule(d, fabric=fab)
+    assert ocsched.validate(sched, d).ok
+    assert ocsched.lower_bound(d, fabric=fab) <= sched.makespan

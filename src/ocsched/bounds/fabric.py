@@ -24,10 +24,17 @@ from numpy.typing import NDArray
 
 from ocsched.bounds._exact import exact_sum, to_float
 from ocsched.bounds.lines import bisect_bracket
-from ocsched.fabric import Fabric
+from ocsched.fabric import Fabric, LinkDown, SwitchDown
 from ocsched.model import Demand
 
-__all__ = ["available_time", "fabric_entry_bound", "fabric_line_bound", "merged_windows"]
+__all__ = [
+    "EDGE_SLACK",
+    "available_time",
+    "fabric_entry_bound",
+    "fabric_line_bound",
+    "merged_windows",
+    "tolerant_fabric",
+]
 
 
 def merged_windows(windows: Iterable[tuple[float, float]], end: float) -> list[tuple[float, float]]:
@@ -49,6 +56,42 @@ def merged_windows(windows: Iterable[tuple[float, float]], end: float) -> list[t
         else:
             out.append((lo, hi))
     return out
+
+
+#: How far a window edge or a failure time is relaxed, relative to it. The validator compares
+#: times with a slack of 8 ulps of the times compared (:func:`ocsched.timing.slack`), so a valid
+#: schedule may run a configuration that far into a window or past a link's failure; near the
+#: edge that is at most 16 ulps of it, below 2^-48 of its magnitude.
+EDGE_SLACK = 2.0**-47
+
+
+def tolerant_fabric(fabric: Fabric) -> Fabric:
+    """Return ``fabric`` with every down window shrunk and every link failure delayed by :data:`EDGE_SLACK`.
+
+    The bounds are computed on this fabric: every schedule the validator accepts on ``fabric``
+    is valid on it in exact arithmetic (a float schedule ends a few ulps into a window where its
+    exact end and the window's start differ by less than rounding), so a bound proved for exact
+    schedules on it holds for every accepted schedule. Without it, a demand that fits before a
+    window up to an ulp (accepted) would be bounded as waiting for the window's end. Windows
+    are merged first (their union), and dropped where nothing is left.
+
+    >>> from ocsched.fabric import LinkDown, SwitchDown
+    >>> f = Fabric.uniform(1, 0.1).with_failures([SwitchDown(0, 1.0, 2.0)], [LinkDown(0, 0, 4.0)])
+    >>> g = tolerant_fabric(f)
+    >>> g.down[0].start == 1 + 2**-47, g.down[0].end == 2 - 2**-46, g.failed_links[0].start == 4 + 2**-45
+    (True, True, True)
+    """
+    if not fabric.down and not fabric.failed_links:
+        return fabric
+    down = []
+    for b in range(fabric.size):
+        for a, z in merged_windows(fabric.windows(b), math.inf):
+            lo = a + EDGE_SLACK * abs(a)
+            hi = z if z == math.inf else z - EDGE_SLACK * abs(z)
+            if hi > lo:
+                down.append(SwitchDown(b, lo, hi))
+    links = tuple(LinkDown(x.port, x.switch, x.start + EDGE_SLACK * x.start) for x in fabric.failed_links)
+    return Fabric(fabric.switches, tuple(down), links, model=fabric.model)
 
 
 def available_time(fabric: Fabric, switch: int, horizon: float, *, port_fails: float = math.inf) -> float:
@@ -333,6 +376,7 @@ def fabric_line_bound(demand: Demand, fabric: Fabric, *, rtol: float = 1e-12) ->
     """
     if demand.nnz == 0:
         return 0.0
+    fabric = tolerant_fabric(fabric)  # the edges as the validator accepts them
     s = fabric.size
     rate = np.array(fabric.rates)
     delta = np.array(fabric.deltas)
@@ -531,6 +575,7 @@ def fabric_entry_bound(demand: Demand, fabric: Fabric, *, lines: int = 8, rtol: 
     """
     if demand.nnz == 0:
         return 0.0
+    fabric = tolerant_fabric(fabric)  # the edges as the validator accepts them
     s, n = fabric.size, demand.n
     rate, delta = np.array(fabric.rates), np.array(fabric.deltas)
     line = np.concatenate([demand.rows, demand.cols + n])
