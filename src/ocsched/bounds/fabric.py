@@ -385,19 +385,20 @@ def fabric_line_bound(demand: Demand, fabric: Fabric, *, rtol: float = 1e-12) ->
     fk = np.array([x.k for x in front], dtype=np.int64)
     sr = [float(np.sum(x.entries)) for x in special]
 
-    def failing(t: float, first: bool) -> list[_Need]:
-        """The conditions not met at t (only the first one found, if ``first``)."""
+    def failing(t: float, first: bool, near: float = 0.0) -> list[_Need]:
+        """The conditions not met at t (only the first one found, if ``first``; with ``near``, also
+        those met by less than that relative margin, which rounding may have met early)."""
         out: list[_Need] = []
         base = np.array([available_time(fabric, b, t) for b in range(s)])
         if fr.size:
-            bad = np.nonzero(_served_many(base, rate, delta, fk) < fr)[0]
+            bad = np.nonzero(_served_many(base, rate, delta, fk) < fr * (1 + near))[0]
             out.extend(front[int(q)] for q in bad[: 1 if first else None])
             if first and out:
                 return out
         for x, r in zip(special, sr, strict=True):
             assert x.fails is not None
             av = np.array([available_time(fabric, b, t, port_fails=float(x.fails[b])) for b in range(s)])
-            if _served_max(av, rate, delta, x.k) < r:
+            if _served_max(av, rate, delta, x.k) < r * (1 + near):
                 out.append(x)
                 if first:
                     return out
@@ -415,7 +416,7 @@ def fabric_line_bound(demand: Demand, fabric: Fabric, *, rtol: float = 1e-12) ->
     best = lo
     exact_rate = [Fraction(c) for c in fabric.rates]
     exact_delta = [Fraction(d) for d in fabric.deltas]
-    for x in failing(lo, False)[:_FINISH]:
+    for x in failing(lo, False, _NEAR)[:_FINISH]:
         avails = _avails(fabric, x.fails)
         root = _line_root(avails, exact_rate, exact_delta, x.k, exact_sum(x.entries), lo, _beyond(hi))
         if root is not None:
@@ -426,6 +427,9 @@ def fabric_line_bound(demand: Demand, fabric: Fabric, *, rtol: float = 1e-12) ->
 #: Binding conditions (lines, circuits, multipliers) whose threshold is evaluated exactly; any
 #: subset gives a valid bound.
 _FINISH = 8
+#: A condition met at the bracket's low end by less than this relative margin is finished too:
+#: its float test (the entry bound's carries a margin of 16 ulps) may hold before its threshold.
+_NEAR = 1e-12
 
 
 def _beyond(hi: float) -> float:
@@ -601,17 +605,23 @@ def fabric_entry_bound(demand: Demand, fabric: Fabric, *, lines: int = 8, rtol: 
         if not hi:
             return math.inf
         lo = best
-        if ok(lo) and lo > 0:
-            continue  # this line cannot raise the bound
-        lo, hi = bisect_bracket(ok, lo, hi, rtol)
-        best = max(best, lo)
-        avails = _avails(fabric, port_fails)
         lams, g = _entry_duals(entries, avail(lo), rate, delta)
+        near = g < r * (1 + _NEAR)  # the multipliers failing at lo, or passing by rounding only
+        if lo > 0 and ok(lo):
+            if not near.any():
+                continue  # this line cannot raise the bound
+            hi = lo  # the float test holds, but perhaps a few ulps early: look just past lo
+        else:
+            lo, hi = bisect_bracket(ok, lo, hi, rtol)
+            best = max(best, lo)
+            lams, g = _entry_duals(entries, avail(lo), rate, delta)
+            near = g < r * (1 + _NEAR)
+        avails = _avails(fabric, port_fails)
         prefix = [Fraction(0)]
         for x in entries.tolist():
             prefix.append(prefix[-1] + Fraction(x))
-        # the multipliers failing at lo: their thresholds lie in the bracket, the largest is the bound
-        for lam in lams[g < r][np.argsort(g[g < r], kind="stable")][:_FINISH].tolist():
+        # their thresholds lie in the bracket (or just past it): the largest is the line's bound
+        for lam in lams[near][np.argsort(g[near], kind="stable")][:_FINISH].tolist():
             root = _entry_root(avails, entries, prefix, Fraction(lam), rate, delta, lo, _beyond(hi))
             if root is not None:
                 best = max(best, root)
