@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 import ocsched
 from cases import CASES, Case
-from ocsched import Fabric
+from ocsched import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.bounds import (
     fabric_entry_bound,
     fabric_line_bound,
@@ -383,3 +383,17 @@ def test_exact_ends_where_the_float_test_holds_early() -> None:
     d[5, 6] = d[6, 5] = 0.99999
     check_refined(d, 3, 2.220446049250313e-16)
     check_slots(np.array([1.0, 1.0, 1.0, 4 / 3]), 4, 1.0)
+
+
+def test_fabric_bound_hand_cases_found_by_the_slow_references() -> None:
+    # A kink of the entry bound's dual function at its threshold (another K takes over there:
+    # the chord alone stopped 2.7e-13 short), and a line whose float test (16-ulp margin) holds
+    # before its threshold (it was skipped: 0.9999999999999993).
+    fab = Fabric(
+        (Switch(0.5, 1.0), Switch(0.0, 0.5), Switch(0.05, 1.0)),
+        down=(SwitchDown(0, 0.0, 0.05),),
+        failed_links=(LinkDown(0, 1, 0.1),),
+    )
+    assert fabric_entry_bound(Demand.from_matrix(np.ones((4, 4)) - np.eye(4)), fab) == 2.05
+    fab = Fabric((Switch(0.5, 0.25), Switch(0.0, 1.0)), (SwitchDown(0, 0.0, 0.5),), (LinkDown(1, 0),))
+    assert fabric_entry_bound(Demand.from_matrix([[0, 1], [1, 0]]), fab) == 1.0

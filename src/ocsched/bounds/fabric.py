@@ -192,27 +192,54 @@ def _avails(fabric: Fabric, fails: NDArray[np.float64] | None) -> list[_Avail]:
     ]
 
 
+#: A value and its right derivative, exactly.
+Sloped = tuple[Fraction, Fraction]
+
+
 def _piecewise_root(
-    cuts: list[Fraction], value: Callable[[Fraction, Fraction], Fraction], need: Fraction
+    cuts: list[Fraction], value: Callable[[Fraction, Fraction], Sloped], need: Fraction
 ) -> float | None:
     """Return a point before which a piecewise convex function stays below ``need``.
 
     ``cuts`` are ``lo < ... < hi``; on each piece ``[a, b)`` the function is at most the convex
-    function ``value(., mid)`` (mid, the piece's midpoint, picks it), which lies below its chord.
-    Walking the pieces in order: the first whose chord reaches ``need`` gives the chord's root
-    (the function was below ``need`` on every earlier piece); None if it does so at lo already;
+    function ``value(., mid)`` (mid, the piece's midpoint, picks it; it returns the value and the
+    right derivative), below its chords and above its tangents. Walking the pieces in order, the
+    first that reaches ``need`` at its end holds the root; from a point x below it, the chord to
+    the piece's end gives a point still below the root, and the tangent at x a point at or past
+    it. Where the tangent's point reaches ``need`` exactly, the function is linear from x to it
+    (above the tangent, below the chord, which coincide), so that point is the root; else the
+    chord through x and the tangent's point moves x on (a few times, past the kinks in between).
+    Returned: the root or the last point below it; None if ``need`` is reached at lo already;
     hi if no piece reaches it. Rounded to the nearest float (see :mod:`ocsched.bounds._exact`).
     """
     for a, b in itertools.pairwise(cuts):
         mid = (a + b) / 2
-        at_b = value(b, mid)
+        at_b = value(b, mid)[0]
         if at_b < need:
             continue
-        at_a = value(a, mid)
-        if at_a >= need:
+        x, (fx, slope) = a, value(a, mid)
+        if fx >= need:
             return None if a == cuts[0] else to_float(a)
-        return to_float(a + (need - at_a) * (b - a) / (at_b - at_a))
+        end, f_end = b, at_b
+        for _ in range(_STEPS):
+            if slope > 0:
+                t = x + (need - fx) / slope
+                if t < end:
+                    ft = value(t, mid)[0]
+                    if ft == need:
+                        return to_float(t)  # linear from x to t: the root
+                    end, f_end = t, ft  # a kink in between: the root precedes t
+            c = x + (need - fx) * (end - x) / (f_end - fx)
+            fc, slope = value(c, mid)
+            if fc >= need:  # the chord met the function: c is the root
+                return to_float(c)
+            x, fx = c, fc
+        return to_float(x)
     return to_float(cuts[-1])
+
+
+#: Tangent-and-chord steps inside the piece that holds the root.
+_STEPS = 8
 
 
 #: At most this many pieces are walked (more kinks in a bracket of relative width 1e-12 are
@@ -238,18 +265,24 @@ def _line_root(
         return None
     cost = min(c * d for c, d in zip(rate, delta, strict=True))
 
-    def value(t: Fraction, mid: Fraction) -> Fraction:
+    def value(t: Fraction, mid: Fraction) -> Sloped:
         # The switches usable inside the piece, their gains linear there: a maximum of linear
-        # functions of t (convex), at least the served maximum on the piece.
+        # functions of t (convex), at least the served maximum on the piece. Gains sort by value,
+        # then by slope (the order just after t), which gives the right derivative.
         gains = sorted(
-            (c * (av.at(t) - d) for av, c, d in zip(avails, rate, delta, strict=True) if av.at(mid) > d),
+            (
+                (c * (av.at(t) - d), c * av.slope(mid))
+                for av, c, d in zip(avails, rate, delta, strict=True)
+                if av.at(mid) > d
+            ),
             reverse=True,
         )
-        best = Fraction(0)
-        acc = Fraction(0)
-        for m, g in enumerate(gains, start=1):
+        best: Sloped = (Fraction(0), Fraction(0))
+        acc, rise = Fraction(0), Fraction(0)
+        for m, (g, dg) in enumerate(gains, start=1):
             acc += g
-            best = max(best, acc - max(k - m, 0) * cost)
+            rise += dg
+            best = max(best, (acc - max(k - m, 0) * cost, rise))
         return best
 
     return _piecewise_root(sorted(cuts), value, need)
@@ -515,24 +548,28 @@ def _entry_root(
         return None
     fracs = [(Fraction(c), Fraction(d)) for c, d in zip(rate.tolist(), delta.tolist(), strict=True)]
 
-    def value(t: Fraction, mid: Fraction) -> Fraction:
+    def value(t: Fraction, mid: Fraction) -> Sloped:
         # For each switch, max over K of g(K) = min(room_K, S_K) + lam K, room_K = c (A - d K),
         # over the K usable inside the piece (room_K >= 0 at mid). room_K - S_K strictly
         # decreases in K, so g is S_K + lam K (increasing) up to the last K0 with room_K >= S_K,
         # then room_K + lam K (linear): its maximum is at K0, K0 + 1 or the last usable K. Those
         # are located in floats, with two neighbours each for rounding, and evaluated exactly.
-        total = -lam * k
+        # The right derivative: of each switch's maximiser with the steepest piece there.
+        total, rise = -lam * k, Fraction(0)
         for av, (c, d), cf, df in zip(avails, fracs, rate.tolist(), delta.tolist(), strict=True):
-            a_t, a_mid = av.at(t), av.at(mid)
+            a_t, a_mid, up = av.at(t), av.at(mid), av.slope(mid)
             usable = np.nonzero(cf * (float(a_mid) - df * big_k) >= 0)[0]
             last = int(usable[-1]) if usable.size else 0
             k0 = int(np.searchsorted(-(cf * (float(a_t) - df * big_k) - cap), 0.0, side="right")) - 1
-            best = Fraction(0)  # K = 0: nothing served
+            best: Sloped = (Fraction(0), Fraction(0))  # K = 0: nothing served
             for kk in {*range(k0 - 2, k0 + 4), *range(last - 2, last + 3)}:
                 if 0 < kk <= k and c * (a_mid - d * kk) >= 0:
-                    best = max(best, min(c * (a_t - d * kk), prefix[kk]) + lam * kk)
-            total += best
-        return total
+                    room = c * (a_mid - d * kk) <= prefix[kk]  # the branch inside the piece
+                    g = (c * (a_t - d * kk) if room else prefix[kk]) + lam * kk
+                    best = max(best, (g, c * up if room else Fraction(0)))
+            total += best[0]
+            rise += best[1]
+        return total, rise
 
     return _piecewise_root(sorted(cuts), value, prefix[-1])
 
