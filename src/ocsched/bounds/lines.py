@@ -86,12 +86,23 @@ def line_bound(demand: Demand, *, switches: int, delta: float) -> float:
     """
     if demand.nnz == 0:
         return 0.0
-    line, vals, sums, counts = _lines(demand)
-    used = counts > 0
-    top = _top_lines(busy(sums, np.maximum(counts, switches), delta) / switches, used)
-    exact = _exact_sums(line, vals, top)
+    return _line_exact(*_lines(demand), switches, delta, {})
+
+
+def _line_exact(
+    line: NDArray[np.int64],
+    vals: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    s: int,
+    delta: float,
+    exact: dict[int, Fraction],
+) -> float:
+    """:func:`line_bound` from :func:`_lines`, its exact line sums kept in ``exact``."""
+    top = _top_lines(busy(sums, np.maximum(counts, s), delta) / s, counts > 0)
+    exact.update(_exact_sums(line, vals, [q for q in top if q not in exact]))
     d = Fraction(delta)
-    return to_float(max((exact[q] + d * max(int(counts[q]), switches)) / switches for q in top))
+    return to_float(max((exact[q] + d * max(int(counts[q]), s)) / s for q in top))
 
 
 def degree_bound(demand: Demand, *, switches: int, delta: float) -> float:
@@ -169,14 +180,15 @@ def refined_bound(demand: Demand, *, switches: int, delta: float, rtol: float = 
             and np.all(t >= busy(0.0, np.ceil(k / s), d))
         )
 
-    lo = max(line_bound(demand, switches=s, delta=d), degree_bound(demand, switches=s, delta=d), d)
+    exact: dict[int, Fraction] = {}  # exact line sums, shared with the finish
+    lo = max(_line_exact(line, vals, sums, counts, s, d, exact), degree_bound(demand, switches=s, delta=d), d)
     hi = max(lo, d + float(vals.max()))
     if lo > d and feasible(lo):
         # The float test can hold a few ulps early: lo, or the exact threshold just above it.
-        return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, lo))
+        return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, lo, exact))
     # Invariant: lo is infeasible (or equal to delta), hi is feasible.
     lo, hi = bisect_bracket(feasible, lo, hi, rtol)
-    return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, hi))
+    return max(lo, _refined_finish(line, vals, sums, counts, s, d, lo, hi, exact))
 
 
 def _refined_finish(
@@ -188,6 +200,7 @@ def _refined_finish(
     d: float,
     lo: float,
     hi: float,
+    exact: dict[int, Fraction],
 ) -> float:
     """The largest ``min(tau, max_l c_l(K_l(tau-)))`` over the candidate taus (see :func:`refined_bound`)."""
     used = counts > 0
@@ -207,7 +220,6 @@ def _refined_finish(
             if lo * (1 - 1e-9) <= tau <= hi * (1 + 1e-9):
                 taus.add(tau)
     best = -math.inf
-    exact: dict[int, Fraction] = {}
     for tau in sorted(taus):
         k = np.bincount(line, weights=_counts_below(vals, d, tau), minlength=sums.size).astype(np.int64)
         value = np.maximum(busy(sums, np.maximum(k, s), d) / s, np.ceil(k / s) * d)
