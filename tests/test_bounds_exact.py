@@ -397,3 +397,9 @@ def test_fabric_bound_hand_cases_found_by_the_slow_references() -> None:
     assert fabric_entry_bound(Demand.from_matrix(np.ones((4, 4)) - np.eye(4)), fab) == 2.05
     fab = Fabric((Switch(0.5, 0.25), Switch(0.0, 1.0)), (SwitchDown(0, 0.0, 0.5),), (LinkDown(1, 0),))
     assert fabric_entry_bound(Demand.from_matrix([[0, 1], [1, 0]]), fab) == 1.0
+    # Two lines with equal float sums, 0.733377208647393 + 1.0 and 1.733377208647393, whose exact
+    # sums differ: the one kept by dominance in floats (more entries) was the smaller (1 ulp low).
+    d = np.zeros((4, 4))
+    d[1, 2] = d[3, 1] = 0.733377208647393
+    d[2, 3], d[3, 2] = 1.733377208647393, 1.0
+    check_fabric(d, Fabric((Switch(0.0, 0.25), Switch(0.0, 0.5), Switch(0.0, 1.0))))

@@ -330,6 +330,13 @@ def _needs(demand: Demand, fabric: Fabric) -> tuple[list[_Need], list[_Need]]:
         return np.asarray(vals[order[starts[q] : starts[q + 1]]], dtype=np.float64)
 
     plain: dict[tuple[float, int], int] = {}
+    exact: dict[int, Fraction] = {}
+
+    def total(q: int) -> Fraction:
+        if q not in exact:
+            exact[q] = exact_sum(entries(q))
+        return exact[q]
+
     special: list[_Need] = []
     for q in range(2 * n):
         k = int(starts[q + 1] - starts[q])
@@ -338,10 +345,20 @@ def _needs(demand: Demand, fabric: Fabric) -> tuple[list[_Need], list[_Need]]:
         if q % n in fails:  # rows are ports 0..n-1, columns ports again from n
             special.append(_Need(entries(q), fails[q % n]))
             continue
-        plain.setdefault((float(sums[q]), k), q)
+        rk = (float(sums[q]), k)
+        # equal float sums may differ exactly: keep the larger (the bound is exact)
+        if rk not in plain or total(q) > total(plain[rk]):
+            plain[rk] = q
+    # Dominance in floats only where the sums differ by more than their rounding; closer, exactly.
     front: list[tuple[float, int]] = []
     for r, k in sorted(plain, reverse=True):
-        if not any(r2 >= r and k2 >= k for r2, k2 in front):
+        if not any(
+            k2 >= k
+            and (
+                r2 > r * (1 + 1e-12) or (r2 >= r * (1 - 1e-12) and total(plain[r2, k2]) >= total(plain[r, k]))
+            )
+            for r2, k2 in front
+        ):
             front.append((r, k))
     needs = [_Need(entries(plain[key]), None) for key in front]
     circuits: dict[bytes, tuple[float, NDArray[np.float64]]] = {}
