@@ -140,6 +140,40 @@ def fabrics(
 
 
 @st.composite
+def hostile_fabrics(
+    draw: st.DrawFn,
+    n: int,
+    top: float,
+    *,
+    max_switches: int = 4,
+    models: tuple[str, ...] = ("all-stop", "partial"),
+) -> Fabric:
+    """A fabric for an n-port demand whose largest entry is ``top``, with the failures a bound must
+    not double count: per-switch delays and rates, down windows on any switch that overlap, repeat,
+    nest, touch or last for good, and links failing at 0, mid-schedule or long after it. Such a
+    fabric may lose a port for good (the instance is then infeasible)."""
+    s = draw(st.integers(1, max_switches))
+    scale = top or 1.0
+    deltas = [draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5, 3.0])) * scale for _ in range(s)]
+    rates = [draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, 4.0])) for _ in range(s)]
+    down: list[SwitchDown] = []
+    for _ in range(draw(st.integers(0, 4))):
+        b = draw(st.integers(0, s - 1))
+        a = draw(st.sampled_from([0.0, 0.2, 0.25, 0.3, 1.0, 2.0])) * scale
+        length = draw(st.sampled_from([0.05, 0.1, 0.5, 1.0, float("inf")]))
+        window = SwitchDown(b, a, a + length * scale if np.isfinite(length) else float("inf"))
+        down.extend([window] * draw(st.integers(1, 3)))  # identical copies too
+    links: list[LinkDown] = []
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0, 3.0, 1000.0])) * scale
+        links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(0, s - 1)), at))
+    model = draw(st.sampled_from(models))
+    return Fabric(
+        tuple(Switch(d, r) for d, r in zip(deltas, rates, strict=True)), tuple(down), tuple(links), model
+    )
+
+
+@st.composite
 def iterations(
     draw: st.DrawFn, max_phases: int = 4, max_n: int = 6
 ) -> tuple[list[NDArray[np.float64]], list[float]]:

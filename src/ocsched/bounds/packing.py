@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched.bounds._exact import to_float
 from ocsched.bounds.lines import _lines, refined_bound
 from ocsched.model import Demand
 
@@ -98,6 +100,89 @@ def _counts(d: FloatArray, t: float, delta: float) -> FloatArray:
     return np.ceil(d / (t - delta) * (1 - 1e-12))
 
 
+def _passes_exact(d: list[Fraction], f: list[int], t: Fraction, s: int, delta: Fraction) -> bool:
+    """:func:`_passes` in exact arithmetic and without its slack: the test of the proof itself."""
+    c = t - delta
+    if c <= 0:
+        return False
+    need = sum(f) - s
+    if need <= 0:
+        return True
+    eps = delta / c
+    if eps >= 1:
+        return False
+    w = sorted(
+        (min(max(fe - de / c, Fraction(0)), Fraction(1)) for de, fe in zip(d, f, strict=True)), reverse=True
+    )
+    pos = sum(1 for x in w if x > eps)
+    if pos == 0:
+        return False
+    top = [Fraction(0)]
+    for x in w[:pos]:
+        top.append(top[-1] + x)
+    gain = [top[m] - eps * (m - 1) for m in range(pos + 1)]
+    if max(gain[1:]) < 1:
+        return False
+    q1 = next(m for m in range(1, pos + 1) if gain[m] >= 1)
+    groups = min(need, pos // q1)
+    if top[pos] - eps * (pos - groups) < need:
+        return False
+    if need > _MAX_NEED:
+        return True
+    big = pos + 1
+    q = [big] * (need + 1)
+    for j in range(1, need + 1):
+        m = next((m for m in range(1, pos + 1) if gain[m] >= j), None)
+        if m is None:
+            break
+        q[j] = m
+    fewest = [0] + [big] * need
+    for sigma in range(1, need + 1):
+        fewest[sigma] = min(fewest[sigma - 1 - i] + q[i + 1] for i in range(sigma))
+    return fewest[need] <= pos
+
+
+def _finish(
+    de: list[Fraction], fe: list[int], a: float, b: float, end: Fraction, s: int, dd: Fraction
+) -> float:
+    """The exact threshold of a segment's test, from its float bracket ``[a, b]``.
+
+    The exact test fails at a (the compiled one, generous, does) and holds at the segment's end:
+    bisect it to two adjacent floats and return the float nearest the threshold (the exact test
+    at their midpoint tells which).
+    """
+
+    def ok(t: float | Fraction) -> bool:
+        return _passes_exact(de, fe, Fraction(t), s, dd)
+
+    lo = a
+    # hi: b, or else the first float at or past the end (the test with these counts only grows)
+    past = float(end) if Fraction(float(end)) >= end else math.nextafter(float(end), math.inf)
+    hi = b if ok(b) else past
+    while True:
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    # The threshold T* lies in (lo, hi]: it rounds to hi if the test fails at their midpoint, to
+    # lo if it passes there, unless T* is the midpoint itself (a tie: rounded to even, as a
+    # schedule's end would be). Every comparison of the test flips at a T with
+    # (T - delta) y = D + delta x, D a sum of entries, x and y integers, 0 < y <= Y = sum f:
+    # so T* is a multiple of 1 / (y 2^p), 2^p the inputs' common denominator, and two such
+    # numbers differ by at least 1 / (Y^2 2^p). Passing at the midpoint (a multiple of 1 / 2^p)
+    # and failing half that below it, T* is the midpoint.
+    half = (Fraction(lo) + Fraction(hi)) / 2
+    if not ok(half):
+        return float(hi)
+    unit = max(x.denominator for x in (*de, dd))
+    if unit % half.denominator == 0 and not ok(half - Fraction(1, 2 * sum(fe) ** 2 * unit)):
+        return float(half)  # the tie, rounded to even
+    return float(lo)
+
+
 def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, start: float = 0.0) -> float:
     """Return a makespan below which the entries of one line cannot be packed on the switches.
 
@@ -134,8 +219,11 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
     **Search.** Between consecutive breakpoints ``delta + d_e / j`` the counts ``F_e`` are
     constant, the slacks grow and eps shrinks as T grows, so the test is monotone inside each
     segment. Segments are scanned in increasing T: a segment is skipped when the test fails at
-    its right end (its most favourable point), and the first segment that passes is bisected,
-    returning a value on the failing side. The true minimum of (*) is non-increasing in T, so no
+    its right end (its most favourable point), and the first segment that passes is bisected
+    with the compiled test (generous by 1e-9, so rounding never rejects a feasible T), then with
+    the test in exact arithmetic and no slack down to two adjacent floats; the float nearest
+    its threshold is returned (no schedule's makespan is below it: see
+    :mod:`ocsched.bounds._exact`). The true minimum of (*) is non-increasing in T, so no
     feasible makespan lies below the value returned. The search stops at the wrap-around makespan
     ``delta + (r + delta (k - 1)) / s``, where one group of all entries passes (*).
 
@@ -158,27 +246,35 @@ def line_packing_bound(entries: FloatArray, *, switches: int, delta: float, star
     lo = max(float(start), delta + float(d[0]) / s if s > 0 else 0.0, delta)
     if lo >= hi:
         return float(max(float(start), min(lo, hi)))
-    # Breakpoints delta + d_e / j inside (lo, hi).
-    pts: list[float] = []
+    # Breakpoints delta + d_e / j inside (lo, hi), exactly.
+    dd = Fraction(delta)
+    pts: set[Fraction] = set()
     for x in d:
         j_hi = math.floor(x / (lo - delta)) if lo > delta else 0
         j_lo = max(1, math.ceil(x / (hi - delta)))
-        pts.extend(delta + x / j for j in range(j_lo, j_hi + 1))
-    edges = [lo, *sorted(p for p in set(pts) if lo < p < hi), hi]
-    for a, b in itertools.pairwise(edges):
+        pts.update(dd + Fraction(float(x)) / j for j in range(j_lo, j_hi + 1))
+    edges = [Fraction(lo), *sorted(p for p in pts if lo < p < hi), Fraction(hi)]
+    de = [Fraction(x) for x in d.tolist()]
+    for ea, eb in itertools.pairwise(edges):
+        a, b = float(ea), float(eb)
         f = _counts(d, 0.5 * (a + b), delta)
+        # The compiled test is generous, so where it fails the exact one does; a segment is
+        # skipped where the exact test fails at its end (its most favourable point).
         if not _passes(d, f, b, s, delta):
             continue
-        if _passes(d, f, a, s, delta):
-            return float(a)
-        # Invariant: the test fails at a and passes at b.
+        fe = [int(x) for x in f.tolist()]
+        if not _passes_exact(de, fe, eb, s, dd):
+            continue
+        if _passes_exact(de, fe, ea, s, dd):
+            return to_float(ea)
+        # Invariant: the compiled test fails at a (so does the exact one); the exact one holds at eb.
         while b - a > _RTOL * b:
             mid = 0.5 * (a + b)
             if _passes(d, f, mid, s, delta):
                 b = mid
             else:
                 a = mid
-        return float(a)
+        return _finish(de, fe, a, b, eb, s, dd)
     return float(hi)
 
 

@@ -10,11 +10,16 @@ entry, which leaves room for fewer small ones beside it, counts for more than on
 
 from __future__ import annotations
 
+import bisect
+import itertools
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
-from ocsched.bounds.lines import _lines, bisect_threshold
+from ocsched.bounds._exact import to_float
+from ocsched.bounds.lines import _lines, bisect_bracket
 from ocsched.model import Demand
 
 __all__ = ["line_slot_bound", "slot_bound"]
@@ -27,16 +32,24 @@ SLOT_WEIGHTS = (1.25, 1.5, 2.0)
 SLOT_LARGE = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 #: Lines examined by :func:`slot_bound` (the heaviest by sum).
 SLOT_LINES = 4
-#: Relative width at which the bisection stops.
-_RTOL = 1e-6
+#: Relative width at which the bisection stops (the search then finishes on the exact step).
+_RTOL = 1e-12
+#: Relative generosity of the bisection's test: rounding must never rule out a feasible t.
+_SLACK = 1e-12
+#: At most this many steps are examined in the final bracket (past it, the bisection's value).
+_MAX_STEPS = 256
 
 
-def _ruled_out(d: FloatArray, t: float, s: int, delta: float, big: int) -> NDArray[np.bool_]:
+def _ruled_out(
+    d: FloatArray, t: float, s: int, delta: float, big: int, slack: float = _SLACK
+) -> NDArray[np.bool_]:
     """Which of :data:`SLOT_WEIGHTS` rule out makespan t, given to the ``big`` largest entries (d ascending).
 
-    With ``big = 0`` all entries weigh 1 and the first value is the answer.
+    With ``big = 0`` all entries weigh 1 and the first value is the answer. ``slack`` makes the
+    test generous (rounding must never rule out a feasible t); 0 is the exact test, right
+    wherever t is not within rounding of a step (see :func:`_slot_finish`).
     """
-    return np.asarray(_ruled_out_kernel(d, t, s, delta, big, _WEIGHTS))
+    return np.asarray(_ruled_out_kernel(d, t, s, delta, big, _WEIGHTS, slack))
 
 
 _WEIGHTS = np.asarray(SLOT_WEIGHTS, dtype=np.float64)
@@ -44,7 +57,7 @@ _WEIGHTS = np.asarray(SLOT_WEIGHTS, dtype=np.float64)
 
 @jit
 def _ruled_out_kernel(
-    d: FloatArray, t: float, s: int, delta: float, big: int, weights: FloatArray
+    d: FloatArray, t: float, s: int, delta: float, big: int, weights: FloatArray, slack: float
 ) -> NDArray[np.bool_]:
     """:func:`_ruled_out`, compiled (the bisection calls it some hundred times per line)."""
     k = d.size
@@ -57,19 +70,22 @@ def _ruled_out_kernel(
     out = np.zeros(weights.size, dtype=np.bool_)
     for wi in range(weights.size):
         w = weights[wi]
-        ratio = -np.inf
+        total = (k - big) + w * big
+        ruled = True
         for m in range(1, s + 1):
-            # Generous by a relative 1e-12: rounding must never make a feasible t look infeasible.
-            cap = (m * t - (m - 1) * delta) * (1 + 1e-12)
+            cap = (m * t - (m - 1) * delta) * (1 + slack)
             held = -np.inf  # U(m): the most weight m switches of one group can hold
             for i in range(big + 1):  # i large entries (the smallest ones), then small ones
                 rest = cap - pl[i]
                 if rest >= 0:
                     fits = np.searchsorted(ps, rest, side="right") - 1
                     held = max(held, w * i + fits)
-            ratio = max(ratio, held / m)
-        total = (k - big) + w * big
-        out[wi] = total > s * ratio * (1 + 1e-12)
+            # total > s * U(m) / m for every m, compared as products: weights, counts and s are
+            # small multiples of 1/4, so with no slack the comparison is exact.
+            if not total * m > s * held * (1 + slack):
+                ruled = False
+                break
+        out[wi] = ruled
     return out
 
 
@@ -116,8 +132,10 @@ def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: 
 
     **Search.** ``cap(m)`` grows with T, hence so do U and the right-hand side: each test fails
     on a half-line ``T < T*``. The bound is the largest T* over the weights, found by bisection
-    from ``start`` over the weights that fail there (the others fail nowhere above it); the
-    value returned is on the failing side.
+    from ``start`` over the weights that fail there (the others fail nowhere above it), then
+    exactly: the tests are step functions of T, and the step where the last one stops ruling T
+    out is found in exact arithmetic (:func:`_slot_finish`) and rounded to the nearest float
+    (no schedule's makespan is below that, see :mod:`ocsched.bounds._exact`).
 
     Cost: O(s j) per test, one test per weight when nothing fails at ``start``.
 
@@ -132,7 +150,7 @@ def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: 
     >>> d = np.concatenate([np.full(60, (1.12 - 0.15) / 60), [0.05, 0.05, 0.05]])
     >>> round(float(d.sum() + 63 * 0.04) / 16, 4)
     0.2275
-    >>> round(line_slot_bound(d, switches=16, delta=0.04, start=0.2275), 4)
+    >>> line_slot_bound(d, switches=16, delta=0.04, start=0.2275)  # 0.05 + 3 * 0.97 / 60 + 4 * 0.04
     0.2585
     """
     d = np.sort(np.asarray(entries, dtype=np.float64))
@@ -153,7 +171,84 @@ def line_slot_bound(entries: FloatArray, *, switches: int, delta: float, start: 
     while ruled_out(hi):  # pragma: no cover - the wrap-around makespan passes (one group)
         hi *= 2.0
     # Invariant: start is ruled out, hi is not.
-    return bisect_threshold(lambda t: not ruled_out(t), float(start), hi, _RTOL)
+    lo, hi = bisect_bracket(lambda t: not ruled_out(t), float(start), hi, _RTOL)
+    exact = _slot_finish(d, s, delta, failing, lo, hi)
+    return lo if exact is None else max(lo, exact)
+
+
+def _slot_finish(
+    d: FloatArray, s: int, delta: float, failing: list[int], lo: float, hi: float
+) -> float | None:
+    """The exact threshold: the first step of the test past lo at which it no longer rules out.
+
+    Every test is a step function of T: ``U(m)`` changes only where ``cap(m)`` reaches a sum
+    of entries plus delays, at ``T = (P + (m - 1) delta) / m`` with P a large prefix plus a
+    small prefix. The steps in the bracket (slightly widened: the bisection's test is generous)
+    are found exactly; between two consecutive steps the test is constant, so it is evaluated
+    without slack at their midpoint, where rounding cannot change it. The first step after which
+    it no longer rules out is the threshold (the test still rules out just before it, and at lo,
+    the generous test having ruled out lo). None when unresolved (too many steps, or two closer
+    than rounding).
+    """
+    k = d.size
+    top = hi * (1 + 1e-9)
+    dd = Fraction(delta)
+    cum = [Fraction(0)]  # exact prefix sums of the ascending entries
+    for x in d.tolist():
+        cum.append(cum[-1] + Fraction(x))
+    steps: set[Fraction] = set()
+    for big in failing:
+        small = np.concatenate([[0.0], np.cumsum(d[: k - big] + delta)])
+        large = np.concatenate([[0.0], np.cumsum(d[k - big :] + delta)])
+        for m in range(1, s + 1):
+            margin = 1e-9 * (m * top + large[-1])
+            low = np.searchsorted(small, m * lo - (m - 1) * delta - large - margin, side="left")
+            up = np.searchsorted(small, m * top - (m - 1) * delta - large + margin, side="right")
+            for i in np.nonzero(up > low)[0].tolist():
+                p_large = cum[k - big + i] - cum[k - big] + i * dd
+                for j in range(int(low[i]), int(up[i])):
+                    t = (cum[j] + j * dd + p_large + (m - 1) * dd) / m
+                    if lo < t <= top:
+                        steps.add(t)
+            if len(steps) > _MAX_STEPS:
+                return None
+    cuts = [Fraction(lo), *sorted(steps), Fraction(top)]
+    # The float test errs by a few ulps of cap and of the prefix sums (k additions): where half
+    # a gap between steps exceeds that, the midpoint's float value is the exact one; closer
+    # steps are told apart in exact arithmetic.
+    close = Fraction(4 * (k + 2) * float(np.finfo(np.float64).eps))
+    for a, b in itertools.pairwise(cuts):
+        if b - a > close * b:
+            mid = float((a + b) / 2)
+            ruled = any(bool(_ruled_out(d, mid, s, delta, j, 0.0).any()) for j in failing)
+        else:
+            ruled = any(_ruled_out_exact(cum, (a + b) / 2, s, dd, j) for j in failing)
+        if not ruled:
+            return None if a == cuts[0] else to_float(a)
+    return None
+
+
+def _ruled_out_exact(cum: list[Fraction], t: Fraction, s: int, delta: Fraction, big: int) -> bool:
+    """:func:`_ruled_out_kernel` in exact arithmetic, no slack (any weight rules t out), from the
+    exact prefix sums ``cum`` of the ascending entries."""
+    k = len(cum) - 1
+    small = [cum[j] + j * delta for j in range(k - big + 1)]
+    large = [cum[k - big + i] - cum[k - big] + i * delta for i in range(big + 1)]
+    for w in SLOT_WEIGHTS:
+        weight = Fraction(w)
+        total = (k - big) + weight * big
+        ruled = True
+        for m in range(1, s + 1):
+            cap = m * t - (m - 1) * delta
+            held = [
+                weight * i + bisect.bisect_right(small, cap - p) - 1 for i, p in enumerate(large) if cap >= p
+            ]
+            if held and not total * m > s * max(held):
+                ruled = False
+                break
+        if ruled:
+            return True
+    return False
 
 
 def slot_bound(

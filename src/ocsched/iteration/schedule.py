@@ -20,7 +20,7 @@ from ocsched.iteration._json import (
 )
 from ocsched.iteration.phases import persists
 from ocsched.model import Configuration, Schedule
-from ocsched.model.schedule import parse_json
+from ocsched.model.schedule import parse_json, relative_gap
 
 __all__ = ["IterationSchedule"]
 
@@ -168,6 +168,11 @@ class IterationSchedule:
     def makespan(self) -> float:
         """The iteration time ``C_K``."""
         return self.ends[-1] if self.gaps else 0.0
+
+    @property
+    def gap(self) -> float | None:
+        """``makespan / lower_bound - 1``, None without a bound (as :attr:`ocsched.Schedule.gap`)."""
+        return relative_gap(self.makespan, self.lower_bound)
 
     @property
     def exposed(self) -> float:

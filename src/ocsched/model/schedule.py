@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,26 @@ def parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{what} is not valid JSON: {exc}") from None
+
+
+def relative_gap(makespan: float, bound: float | None) -> float | None:
+    """Return ``makespan / bound - 1``: how far a schedule is above its lower bound (0: proven optimal).
+
+    None without a bound; 0.0 when both are 0 (nothing to do, nothing done); inf when only the
+    bound is 0. Not clamped: a negative value means the schedule ends before a bound that no
+    valid schedule can beat, so the schedule is invalid for the instance the bound was computed
+    on or the bound is wrong (a bug to report), and it is shown rather than hidden. (``validate``
+    accepts schedules within a relative 1e-9, so a schedule it accepts may show down to about
+    -1e-9.)
+
+    >>> relative_gap(2.75, 2.75), relative_gap(3.0, 2.5), relative_gap(0.0, 0.0), relative_gap(1.0, None)
+    (0.0, 0.19999999999999996, 0.0, None)
+    """
+    if bound is None:
+        return None
+    if bound == 0:
+        return 0.0 if makespan == 0 else math.inf
+    return makespan / bound - 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +110,19 @@ class Schedule:
     def makespan(self) -> float:
         """The latest end of any configuration (0 for an empty schedule)."""
         return max((c.end for sw in self.switches for c in sw), default=0.0)
+
+    @property
+    def gap(self) -> float | None:
+        """``makespan / lower_bound - 1``, the relative distance to the bound (see :func:`relative_gap`).
+
+        0.0 exactly when the makespan equals the bound: the schedule is then proven optimal, with
+        no float comparison needed (the bound is the exact threshold rounded to the nearest
+        float, which a schedule ending at it matches). None when the schedule carries no bound.
+
+        >>> Schedule(ports=2, delta=0.5, switches=(), lower_bound=None).gap is None
+        True
+        """
+        return relative_gap(self.makespan, self.lower_bound)
 
     @property
     def num_switches(self) -> int:
