@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from scipy.optimize import linprog
 
 from ocsched.decompose import DECOMPOSERS, decompose, refit_weights, spectra_decompose, top_up
+from ocsched.decompose._common import cover_exactly
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
 from ocsched.workloads import generate
@@ -88,3 +90,11 @@ def test_registry_and_unknown_method() -> None:
 def test_empty_demand_decomposes_to_nothing() -> None:
     dec = spectra_decompose(Demand.from_matrix(np.zeros((3, 3))))
     assert len(dec) == 0 and dec.perms.shape == (0, 3)
+
+
+def test_cover_exactly_never_shortens_a_covered_entry() -> None:
+    # Entry 0 lengthens column 1, which also covers entry 1: entry 1 must not give it back.
+    inc = sp.csr_array(np.array([[1.0, 1.0], [0.0, 1.0]]))
+    x = cover_exactly(inc, np.array([0.0, 1.0]), np.array([2.0, 1.5]))
+    assert (inc @ x >= np.array([2.0, 1.5])).all()
+    assert x.tolist() == [0.0, 2.0]

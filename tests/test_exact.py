@@ -397,3 +397,17 @@ def test_schedule_command_exact(tmp_path: Path) -> None:
     r = run("schedule", large, "--switches", "2", "--delta", "0.05", "--algorithm", "exact")
     assert r.exit_code == 2
     assert "supports at most 6 ports" in r.stderr
+
+
+def test_repairs_never_undo_each_other() -> None:
+    # The MILP's point was short on entries 0 and 2 by its tolerance; repairing entry 0 also
+    # covered entry 3, whose (now negative) shortfall used to be "added", undoing entry 0's repair.
+    d = [
+        [0, 0.5406245777967653, 0.6082205173821813, 0],
+        [1.1488450951789466, 0, 0, 0.99999],
+        [0, 0, 0, 0.6082205173821813],
+        [0, 1.6082105173821812, 0, 0],
+    ]
+    for alg in ("spectra-opt", "exact"):
+        sched = schedule(d, switches=2, delta=0.08041052586910907, algorithm=alg)
+        assert validate(sched, d).ok, alg

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ocsched.assign.on_fabric import _View
 from ocsched.assign.uniform import Assignment
-from ocsched.decompose._common import incidence, presolve_cover
+from ocsched.decompose._common import cover_exactly, incidence, presolve_cover
 from ocsched.errors import InfeasibleError
 from ocsched.model import Demand
 
@@ -469,13 +469,7 @@ def _lp(pieces: _Pieces, q_perms: IntArray, targets: Demand, view: _View, margin
         return None
     x = np.maximum(np.asarray(res.x[:k_all], dtype=np.float64), lb) * scale
     # Exact coverage: each short entry lengthens its longest serving piece by the shortfall.
-    short = targets.values - inc @ x
-    for e in np.nonzero(short > 0)[0].tolist():
-        cols = inc.indices[inc.indptr[e] : inc.indptr[e + 1]]
-        k = int(cols[np.argmax(x[cols])])
-        x[k] += float(short[e])
-        short = targets.values - inc @ x
-    return x
+    return cover_exactly(inc, x, targets.values)
 
 
 def _drop_empty(pieces: _Pieces, x: FloatArray, q_perms: IntArray, targets: Demand) -> _Pieces:

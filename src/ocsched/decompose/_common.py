@@ -11,7 +11,15 @@ from numpy.typing import NDArray
 
 from ocsched.model import Demand
 
-__all__ = ["Decomposition", "drop_empty", "incidence", "incidence_from", "refit_weights", "top_up"]
+__all__ = [
+    "Decomposition",
+    "cover_exactly",
+    "drop_empty",
+    "incidence",
+    "incidence_from",
+    "refit_weights",
+    "top_up",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +94,28 @@ def top_up(
     if (short > 1e-12 * demand.values).any():
         raise AssertionError("top_up: a demand entry lies on no permutation")
     return w
+
+
+def cover_exactly(inc: sp.csr_array, x: FloatArray, values: FloatArray) -> FloatArray:
+    """Lengthen columns until ``inc @ x >= values`` holds exactly (after an LP's tolerance).
+
+    Each short entry, in order, lengthens its longest column by what it still lacks. Lengthening
+    only adds coverage, so an entry another repair already covered is skipped (never shortened
+    back); every entry must lie on some column (``inc``: entries x columns, CSR).
+
+    >>> inc = sp.csr_array(np.array([[1, 1], [0, 1]]))
+    >>> cover_exactly(inc, np.array([1.0, 2.0]), np.array([3.5, 2.5])).tolist()
+    [1.0, 2.5]
+    """
+    x = np.array(x, dtype=np.float64)
+    short = values - inc @ x
+    for e in np.nonzero(short > 0)[0].tolist():
+        cols = inc.indices[inc.indptr[e] : inc.indptr[e + 1]]
+        # Invariant: what entry e still lacks now, after the repairs of the entries before it.
+        lack = float(values[e] - inc.data[inc.indptr[e] : inc.indptr[e + 1]] @ x[cols])
+        if lack > 0:
+            x[int(cols[np.argmax(x[cols])])] += lack
+    return x
 
 
 def presolve_cover(inc: sp.csr_array, b: FloatArray) -> tuple[FloatArray, IntArray]:

@@ -371,6 +371,8 @@ def _repair(
     dur = np.where(y > 0.5, np.maximum(t, 0.0), 0.0)
     short = dem.values - inc @ dur.sum(axis=0)
     for e in np.nonzero(short > 0)[0]:
+        if short[e] <= 0:  # covered meanwhile by another entry's repair: never shorten it back
+            continue
         load = busy(dur.sum(axis=1), (dur > 0).sum(axis=1), delta)
         held = np.nonzero(inc[e] > 0)[0]
         # Prefer lengthening a configuration already held (no extra delay), on the least-loaded switch.

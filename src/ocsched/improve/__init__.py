@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from ocsched.assign import PLACEMENTS, Assignment, loads, place_on_fabric, timeline
 from ocsched.decompose import decompose
-from ocsched.decompose._common import incidence, presolve_cover
+from ocsched.decompose._common import cover_exactly, incidence, presolve_cover
 from ocsched.decompose._grouped import grouped_decompose
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
@@ -131,13 +131,7 @@ def refit_pieces(
         return None
     x = np.maximum(np.asarray(res.x[:np_], dtype=np.float64), lb) * scale
     # Exact coverage: each short entry lengthens its longest serving piece by the shortfall.
-    short = demand.values - inc @ x
-    for e in np.nonzero(short > 0)[0].tolist():
-        cols = inc.indices[inc.indptr[e] : inc.indptr[e + 1]]
-        p = int(cols[np.argmax(x[cols])])
-        x[p] += float(short[e])
-        short = demand.values - inc @ x
-    return x
+    return cover_exactly(inc, x, demand.values)
 
 
 def balance_whole(
