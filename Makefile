@@ -33,7 +33,7 @@ layers: setup
 	$(BIN)/lint-imports
 
 pytest: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 # NO_MKDOCS_2_WARNING: silence mkdocs-material's banner about its successor (not a build warning).
 docs: setup

@@ -13,12 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import run
-from ocsched import lower_bound, schedule, validate
+from ocsched import Iteration, Phase, lower_bound, schedule, validate
 from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.io import write_schedule
 from ocsched.model import Configuration, Schedule
 from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
+from ocsched.sequence import schedule_iteration, validate_iteration
 from ocsched.workloads.random import random_instance
 from strategies import demands, failing_links
 
@@ -102,6 +103,24 @@ def test_reschedule_uses_links_until_they_fail() -> None:
     s = schedule(D3, fabric=fab, algorithm="spectra-pack")
     new = reschedule(s, D3, SwitchFailure(0, s.makespan / 2))  # was InfeasibleError
     assert validate(new, D3).ok
+
+
+def test_a_link_failing_after_the_schedule_costs_nothing_on_one_switch() -> None:
+    # One switch, a schedule ending near 8, a link failing at t=1000: was "a failed link on every
+    # switch" (InfeasibleError), for single matrices and for iterations alike.
+    d = 2.0 * (np.ones((4, 4)) - np.eye(4))
+    late = Fabric.uniform(1, 0.1).with_failures(failed_links=[LinkDown(0, 0, start=1000.0)])
+    healthy = Fabric.uniform(1, 0.1)
+    for alg in ("spectra", "spectra-pack", "eclipse"):
+        s = schedule(d, fabric=late, algorithm=alg)
+        assert validate(s, d, fabric=late).ok
+        assert s.makespan < 1000.0
+        assert s.makespan == schedule(d, fabric=healthy, algorithm=alg).makespan
+    it = Iteration([Phase(d, 0.5), Phase(d.T.copy(), 0.0)])
+    for alg in ("independent", "spectra-seq"):
+        si = schedule_iteration(it, fabric=late, algorithm=alg)
+        assert validate_iteration(si, it, fabric=late).ok
+        assert si.makespan == schedule_iteration(it, fabric=healthy, algorithm=alg).makespan
 
 
 # --- a failed link removes circuits, not a switch ---

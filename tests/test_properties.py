@@ -157,13 +157,19 @@ def test_brute_force_optimum_respects_the_bound(seed: int) -> None:
     assert spectra >= lb * (1 - REL)
 
 
+def test_the_refined_bound_on_one_row_of_two_flows() -> None:
+    # One row with two unit flows on 3 switches: the refined bound is 0.8 (optimal: see below).
+    d = np.zeros((3, 3))
+    d[0, 1] = d[0, 2] = 1.0
+    assert ocsched.lower_bound(d, switches=3, delta=0.1) == pytest.approx(0.8, rel=1e-9)
+
+
+@pytest.mark.slow  # the brute force enumerates every placement (~40 s)
 def test_brute_force_finds_the_refined_bound_tight() -> None:
-    # One row with two unit flows on 3 switches: the refined bound (0.8) is optimal.
     d = np.zeros((3, 3))
     d[0, 1] = d[0, 2] = 1.0
     opt = _restricted_optimum(d, 3, 0.1, per_switch=2)
     assert opt == pytest.approx(0.8, rel=1e-9)
-    assert ocsched.lower_bound(d, switches=3, delta=0.1) == pytest.approx(0.8, rel=1e-9)
 
 
 @given(d=demands(), s=switches, data=st.data())

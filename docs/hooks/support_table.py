@@ -42,8 +42,9 @@ def support_table() -> str:
 
     A cell says ``yes`` where the scheduler handles the feature (its ``supports``), ``needed``
     where it runs only with it (its ``requires``), and ``-`` where it refuses it. Single-matrix
-    schedulers serve training iterations as the per-phase ``base`` of an iteration scheduler;
-    iteration schedulers run on identical all-stop switches without failures.
+    schedulers serve training iterations as the per-phase ``base`` of an iteration scheduler, on
+    the fabrics the base handles; an iteration scheduler runs on every fabric its base handles
+    (``via base``).
     """
     from ocsched.schedulers import FEATURES, SCHEDULERS
     from ocsched.sequence import ITERATION_SCHEDULERS
@@ -52,15 +53,12 @@ def support_table() -> str:
     rows = [head, ["---"] * len(head)]
     for name, sch in SCHEDULERS.items():
         cells = ["needed" if f in sch.requires else "yes" if f in sch.supports else "-" for f in FEATURES]
-        if sch.requires:
-            iterations = "-"  # iteration schedules run on identical all-stop switches only
-        elif sch.max_ports is not None:
-            iterations = f"as `base` (n <= {sch.max_ports})"
-        else:
-            iterations = "as `base`"
+        iterations = f"as `base` (n <= {sch.max_ports})" if sch.max_ports is not None else "as `base`"
         rows.append([f"`{name}`", *cells, iterations, _escape(sch.description)])
     for name, it in ITERATION_SCHEDULERS.items():
-        rows.append([f"`{name}`", *("-" for _ in FEATURES), "iteration scheduler", _escape(it.description)])
+        rows.append(
+            [f"`{name}`", *("via `base`" for _ in FEATURES), "iteration scheduler", _escape(it.description)]
+        )
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
 
