@@ -28,8 +28,11 @@ __all__ = [
     "MODELS",
     "Fabric",
     "LinkDown",
+    "LinkFailure",
     "Switch",
     "SwitchDown",
+    "SwitchFailure",
+    "degrade",
 ]
 
 #: Reconfiguration models: every configuration pays the full delay, or kept circuits stay lit.
@@ -341,3 +344,56 @@ def _entries(
         where = f"{name}.{key}[{k}]"
         _only(entry, keys, where)
         yield where, entry
+
+
+@dataclass(frozen=True)
+class SwitchFailure:
+    """Switch ``switch`` (0-based, as in schedule files) stops for good at time ``at``.
+
+    >>> SwitchFailure(3, 0.05)
+    SwitchFailure(switch=3, at=0.05)
+    """
+
+    switch: int
+    at: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "switch", check_int(self.switch, "failed switch", minimum=0))
+        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
+
+
+@dataclass(frozen=True)
+class LinkFailure:
+    """The link between ``port`` and switch ``switch`` fails for good at time ``at``.
+
+    >>> LinkFailure(port=2, switch=0, at=1.5)
+    LinkFailure(port=2, switch=0, at=1.5)
+    """
+
+    port: int
+    switch: int
+    at: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
+        object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
+        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
+
+
+def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:
+    """Return ``fabric`` with ``failure`` added (a switch down from ``at``, or a link failed from ``at``).
+
+    >>> degrade(Fabric.uniform(2, 0.1), SwitchFailure(1, 0.5)).down
+    (SwitchDown(switch=1, start=0.5, end=inf),)
+    """
+    if not isinstance(failure, SwitchFailure | LinkFailure):
+        raise InvalidInputError(
+            f"`failure` must be a SwitchFailure or a LinkFailure; got {type(failure).__name__}"
+        )
+    if failure.switch >= fabric.size:
+        raise InvalidInputError(
+            f"failed switch {failure.switch} is outside 0..{fabric.size - 1} (switches are 0-based)"
+        )
+    if isinstance(failure, SwitchFailure):
+        return fabric.with_failures(down=[SwitchDown(failure.switch, failure.at)])
+    return fabric.with_failures(failed_links=[LinkDown(failure.port, failure.switch, failure.at)])

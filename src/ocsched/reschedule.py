@@ -12,92 +12,66 @@ import dataclasses
 import logging
 import math
 import time
-from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ocsched._checks import check_choice, check_int, check_number
+from ocsched._checks import check_choice
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, _identical_live, place_on_fabric
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.bounds import lower_bound
 from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InvalidInputError, InvalidScheduleError
-from ocsched.fabric import Fabric, LinkDown, SwitchDown
+from ocsched.fabric import Fabric, LinkFailure, SwitchFailure, degrade
+from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule, as_demand
+from ocsched.sequence.reschedule import reschedule_iteration
 from ocsched.timing import held_times
 from ocsched.validate import validate
 
-__all__ = ["LinkFailure", "SwitchFailure", "reschedule"]
+__all__ = ["LinkFailure", "SwitchFailure", "degrade", "reschedule"]  # the failures live in fabric
 
 log = logging.getLogger("ocsched.reschedule")
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-@dataclass(frozen=True)
-class SwitchFailure:
-    """Switch ``switch`` (0-based, as in schedule files) stops for good at time ``at``.
-
-    >>> SwitchFailure(3, 0.05)
-    SwitchFailure(switch=3, at=0.05)
-    """
-
-    switch: int
-    at: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "switch", check_int(self.switch, "failed switch", minimum=0))
-        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
-
-
-@dataclass(frozen=True)
-class LinkFailure:
-    """The link between ``port`` and switch ``switch`` fails for good at time ``at``.
-
-    >>> LinkFailure(port=2, switch=0, at=1.5)
-    LinkFailure(port=2, switch=0, at=1.5)
-    """
-
-    port: int
-    switch: int
-    at: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
-        object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
-        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
-
-
-def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:
-    """Return ``fabric`` with ``failure`` added (a switch down from ``at``, or a link failed from ``at``).
-
-    >>> degrade(Fabric.uniform(2, 0.1), SwitchFailure(1, 0.5)).down
-    (SwitchDown(switch=1, start=0.5, end=inf),)
-    """
-    if not isinstance(failure, SwitchFailure | LinkFailure):
-        raise InvalidInputError(
-            f"`failure` must be a SwitchFailure or a LinkFailure; got {type(failure).__name__}"
-        )
-    if failure.switch >= fabric.size:
-        raise InvalidInputError(
-            f"failed switch {failure.switch} is outside 0..{fabric.size - 1} (switches are 0-based)"
-        )
-    if isinstance(failure, SwitchFailure):
-        return fabric.with_failures(down=[SwitchDown(failure.switch, failure.at)])
-    return fabric.with_failures(failed_links=[LinkDown(failure.port, failure.switch, failure.at)])
-
-
+@overload
 def reschedule(
     schedule: Schedule,
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     failure: SwitchFailure | LinkFailure,
     *,
+    placement: str = ...,
+) -> Schedule: ...
+
+
+@overload
+def reschedule(
+    schedule: IterationSchedule,
+    demand: Iteration,
+    failure: SwitchFailure | LinkFailure,
+    *,
+    placement: str = ...,
+) -> IterationSchedule: ...
+
+
+def reschedule(
+    schedule: Schedule | IterationSchedule,
+    demand: ArrayLike | sp.sparray | sp.spmatrix | Demand | Iteration,
+    failure: SwitchFailure | LinkFailure,
+    *,
     placement: str = "pack",
-) -> Schedule:
+) -> Schedule | IterationSchedule:
     """Return a schedule for ``demand`` that survives ``failure``, reusing ``schedule`` up to it.
+
+    An :class:`~ocsched.IterationSchedule` with its :class:`~ocsched.Iteration` is repaired by
+    :func:`ocsched.sequence.reschedule.reschedule_iteration` (the phases that ended are kept,
+    the running one keeps what it served, the rest is scheduled by the schedule's own iteration
+    scheduler); what follows describes a single-matrix schedule.
 
     Everything that finished by ``failure.at`` is kept. The switch the failure hits cuts the
     configuration it is running at ``at`` (a link failure: only if that configuration uses the
@@ -153,6 +127,13 @@ def reschedule(
     >>> validate(new, d).ok, new.makespan, new.on_fabric().down
     (True, 4.5, (SwitchDown(switch=1, start=1.0, end=inf),))
     """
+    if isinstance(schedule, IterationSchedule) or isinstance(demand, Iteration):
+        if not (isinstance(schedule, IterationSchedule) and isinstance(demand, Iteration)):
+            raise InvalidInputError(
+                "an iteration schedule is rescheduled with its Iteration (and a schedule with its demand); "
+                f"got {type(schedule).__name__} and {type(demand).__name__}"
+            )
+        return reschedule_iteration(schedule, demand, failure)
     t_start = time.perf_counter()
     dem = as_demand(demand)
     check_choice(placement, "placement", PLACEMENTS)

@@ -26,7 +26,7 @@ from ocsched.fabric import MODELS
 from ocsched.io._text import parse_float, parse_float_list, parse_int, shown
 
 if TYPE_CHECKING:
-    from ocsched.fabric import Fabric
+    from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
     from ocsched.iteration import Iteration
     from ocsched.validate import ValidationReport
 
@@ -105,6 +105,13 @@ def _fabric(
     )
 
 
+GapsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gaps",
+        help="Iterations from a 3-D .npy or a folder: the compute gap before each phase (one for all).",
+    ),
+]
 SeedOpt = Annotated[
     int | None,
     typer.Option(
@@ -166,10 +173,7 @@ def schedule_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schedule as JSON here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     seed: SeedOpt = None,
-    gaps: Annotated[
-        str | None,
-        typer.Option("--gaps", help="Iterations from a 3-D .npy or a folder: compute gap before each phase."),
-    ] = None,
+    gaps: GapsOpt = None,
     iteration_algorithm: Annotated[
         str | None,
         typer.Option("--iteration-algorithm", help="Iterations: spectra-seq (default) or independent."),
@@ -331,10 +335,7 @@ def validate_cmd(
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
-    gaps: Annotated[
-        str | None,
-        typer.Option("--gaps", help="Iterations from a 3-D .npy or a folder: compute gap before each phase."),
-    ] = None,
+    gaps: GapsOpt = None,
 ) -> None:
     """Check a schedule file against a demand (or an iteration); exit 1 and list the violations if invalid.
 
@@ -468,11 +469,14 @@ def reschedule_cmd(
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the new schedule here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
+    gaps: GapsOpt = None,
 ) -> None:
     """Keep what finished before a failure, and schedule the rest on the surviving fabric.
 
     SCHEDULE must be valid for DEMAND (it is checked); the new schedule is validated before it is
-    printed or written.
+    printed or written. DEMAND may be an iteration with SCHEDULE its iteration schedule: the
+    phases that ended are kept, the running one keeps what it served, and the rest is scheduled
+    by the schedule's own iteration scheduler on the surviving fabric.
     """
     from ocsched import io
     from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
@@ -486,6 +490,11 @@ def reschedule_cmd(
         failure = LinkFailure(*_port_switch(str(fail_link)), at)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
+    if io.is_iteration(demand):
+        _reschedule_iteration(demand, schedule_file, failure, gaps, out, force)
+        return
+    if gaps is not None:
+        raise InvalidInputError("`--gaps` applies to iteration inputs only")
     dem = io.read_demand(demand)
     old = io.read_schedule(schedule_file)
     from ocsched.validate import validate
@@ -503,6 +512,38 @@ def reschedule_cmd(
     ]
     if out is not None:
         io.write_schedule(new, out, force=force)
+        rows.append(("written to", str(out)))
+    _summary(rows)
+
+
+def _reschedule_iteration(
+    path: Path,
+    schedule_file: Path,
+    failure: SwitchFailure | LinkFailure,
+    gaps: str | None,
+    out: Path | None,
+    force: bool,
+) -> None:
+    """``reschedule`` of an iteration schedule: the iteration's gaps taken as `schedule` takes them."""
+    from ocsched import io
+    from ocsched.reschedule import reschedule
+    from ocsched.sequence import validate_iteration
+
+    it = io.read_iteration(path, gaps=_gap_list(gaps))
+    old = io.read_iteration_schedule(schedule_file)
+    t0 = time.perf_counter()
+    new = reschedule(old, it, failure)  # refuses a schedule that is not valid for it
+    elapsed = time.perf_counter() - t0
+    _check_valid(validate_iteration(new, it, fabric=new.on_fabric()))
+    rows = [
+        ("failure", str(failure)),
+        ("makespan before", f"{old.makespan:.6g}"),
+        ("makespan after", f"{new.makespan:.6g}"),
+        ("configurations", str(new.num_configurations)),
+        ("time", f"{elapsed:.3f} s"),
+    ]
+    if out is not None:
+        io.write_iteration_schedule(new, out, force=force)
         rows.append(("written to", str(out)))
     _summary(rows)
 
