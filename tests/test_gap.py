@@ -123,3 +123,54 @@ def test_gap_command_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         assert r.exit_code == 2, (args, r.output)
         assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
         assert "Traceback" not in r.output
+
+
+def test_gap_uses_a_node_limit_and_no_clock_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ocsched.sweep.gap as gap
+
+    seen: list[tuple[object, object]] = []
+    real = gap.solve_exact
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append((kwargs.get("time_limit"), kwargs.get("node_limit")))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gap, "solve_exact", spy)
+    rep = gap.run_gap("random", n=3, switches=[1], deltas=[0.05], samples=1, algorithms=["spectra"])
+    assert seen == [(None, gap.DEFAULT_NODE_LIMIT)]
+    assert "1000 branch-and-bound nodes per solve" in rep.text() and "time limit" not in rep.text()
+    res = run(
+        "gap",
+        "-w",
+        "random",
+        "--n",
+        "3",
+        "--switches",
+        "1",
+        "--delta",
+        "0.05",
+        "--samples",
+        "1",
+        "--node-limit",
+        "50",
+    )
+    assert res.exit_code == 0, res.stderr
+    assert seen[-1] == (None, 50) and "50 branch-and-bound nodes" in res.stdout
+    res = run(
+        "gap",
+        "-w",
+        "random",
+        "--n",
+        "3",
+        "--switches",
+        "1",
+        "--delta",
+        "0.05",
+        "--samples",
+        "1",
+        "--time-limit",
+        "30",
+    )
+    assert (
+        res.exit_code == 0 and seen[-1] == (30.0, gap.DEFAULT_NODE_LIMIT) and "time limit 30 s" in res.stdout
+    )

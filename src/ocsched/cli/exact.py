@@ -17,6 +17,7 @@ from ocsched.cli._app import (
 )
 from ocsched.cli._progress import ProgressLine
 from ocsched.errors import InvalidInputError
+from ocsched.exact import DEFAULT_NODE_LIMIT
 from ocsched.sweep.gap import MAX_GAP_PORTS
 
 
@@ -71,16 +72,25 @@ def gap_cmd(
             help="Seed of the first instance.",
         ),
     ] = 0,
+    node_limit: Annotated[
+        int,
+        typer.Option(
+            "--node-limit",
+            parser=int_option("--node-limit", minimum=1),
+            metavar="INTEGER",
+            help="Branch-and-bound nodes per exact solve (a work limit: the same table on any machine).",
+        ),
+    ] = DEFAULT_NODE_LIMIT,
     time_limit: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--time-limit",
             "-t",
             parser=float_option("--time-limit", low=0.0, closed=False),
             metavar="SECONDS",
-            help="Seconds per exact solve (> 0).",
+            help="Also stop each solve after this many seconds (> 0; the table then depends on the machine).",
         ),
-    ] = 60.0,
+    ] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="Workload option KEY=VALUE (repeatable).")
     ] = None,
@@ -103,7 +113,7 @@ def gap_cmd(
     """Sample tiny instances; print heuristic / exact and exact / lower bound (mean and max).
 
     Each (switches, delta) row solves the same --samples instances (seeds seed, seed + 1, ...).
-    The opt column counts the solves proved optimal within --time-limit; for the others the
+    The opt column counts the solves proved optimal within --node-limit; for the others the
     best schedule found stands in for the optimum.
     """
     from ocsched.sweep.gap import run_gap
@@ -127,6 +137,7 @@ def gap_cmd(
             samples=samples,
             seed=seed,
             time_limit=time_limit,
+            node_limit=node_limit,
             options=options,
             density=density,
             algorithms=algs,
