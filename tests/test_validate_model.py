@@ -342,3 +342,20 @@ def test_held_times_has_one_entry_per_circuit_even_for_a_non_finite_configuratio
         [0.0, 0.0],
         [1.0],
     ]
+
+
+def test_schedule_file_fabric_lists_are_capped_before_anything_is_built() -> None:
+    from ocsched.fabric import MAX_DOWN_WINDOWS, MAX_FAILED_LINKS, MAX_SWITCHES
+
+    base = Schedule(2, 0.1, ((),), fabric=Fabric.from_deltas([0.1], rates=[2.0])).to_dict()
+    assert base["version"] == 2
+    for key, cap, item in (
+        ("switches", MAX_SWITCHES, {"delta": 0.1, "configurations": []}),
+        ("down", MAX_DOWN_WINDOWS, {"switch": 0, "start": 1.0}),
+        ("failed_links", MAX_FAILED_LINKS, {"port": 0, "switch": 0}),
+    ):
+        data = {**base, key: [item] * (cap + 1)}
+        with pytest.raises(
+            InvalidInputError, match=rf"schedule `{key}` lists {cap + 1} entries; at most {cap}"
+        ):
+            Schedule.from_dict(data)

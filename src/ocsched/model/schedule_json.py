@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import MODELS, Fabric, LinkDown, Switch, SwitchDown
+from ocsched.fabric import (
+    MAX_DOWN_WINDOWS,
+    MAX_FAILED_LINKS,
+    MAX_SWITCHES,
+    MODELS,
+    Fabric,
+    LinkDown,
+    Switch,
+    SwitchDown,
+)
 from ocsched.model.configuration import Configuration
 
 if TYPE_CHECKING:
@@ -207,6 +216,16 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
     model = _optional(data, "model", str, "all-stop")
     if model not in MODELS:
         raise InvalidInputError(f"schedule `model` must be one of {', '.join(MODELS)}; got {model!r}")
+    # Invariant: the lists are measured before anything is built, with the caps of fabric files,
+    # so a schedule file cannot ask for more work than a fabric file may.
+    for key, cap in (
+        ("switches", MAX_SWITCHES),
+        ("down", MAX_DOWN_WINDOWS),
+        ("failed_links", MAX_FAILED_LINKS),
+    ):
+        items = data.get(key)
+        if isinstance(items, list) and len(items) > cap:
+            raise InvalidInputError(f"schedule `{key}` lists {len(items)} entries; at most {cap}")
     sws = []
     for b, sw in enumerate(_field(data, "switches", list)):
         where = f"switches[{b}]"
