@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from helpers import run
 from ocsched import Iteration, Phase, lower_bound, schedule, validate
@@ -19,6 +20,7 @@ from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.io import write_schedule
 from ocsched.model import Configuration, Schedule
 from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
+from ocsched.schedulers import FALLBACKS
 from ocsched.sequence import schedule_iteration, validate_iteration
 from ocsched.workloads.random import random_instance
 from strategies import demands, failing_links
@@ -358,3 +360,44 @@ def test_reschedule_under_partial_when_what_is_left_is_already_served() -> None:
     s = schedule(d, fabric=fab, algorithm="spectra-pack")
     new = reschedule(s, d, LinkFailure(2, 1, 0.3 * s.makespan))
     assert validate(new, d).ok
+
+
+def _early_failures(seed: int) -> tuple[NDArray[np.float64], Fabric]:
+    """Random small fabrics whose links fail early (found by a sweep where schedulers disagreed)."""
+    rng = np.random.default_rng(seed)
+    n, s = int(rng.integers(3, 7)), int(rng.integers(1, 4))
+    d = rng.random((n, n)) * (rng.random((n, n)) < 0.6) * (1 - np.eye(n))
+    d[0, 1] += 0.3
+    model = ["all-stop", "partial"][seed % 2]
+    links = [
+        LinkDown(int(rng.integers(0, n)), int(rng.integers(0, s)), float(rng.uniform(0, 2)))
+        for _ in range(int(rng.integers(1, 4)))
+    ]
+    down = (
+        [SwitchDown(int(rng.integers(0, s)), float(rng.uniform(0, 1)), float(rng.uniform(1, 2)))]
+        if rng.random() < 0.3
+        else []
+    )
+    sws = tuple(Switch(float(rng.choice([0.05, 0.1, 0.2]))) for _ in range(s))
+    return d, Fabric(sws, tuple(down), tuple(links), model=model)
+
+
+@pytest.mark.parametrize("seed", [19, 39, 143, 200])
+@pytest.mark.parametrize("alg", ["spectra", "spectra-noeq", "spectra-pack", "eclipse", "bvn", "solstice"])
+def test_no_unproved_infeasible_error_where_another_scheduler_succeeds(seed: int, alg: str) -> None:
+    # Each of these raised "no placement found (none proved impossible)" from some schedulers
+    # while others scheduled validly; an unproved failure now falls back to the others.
+    d, fab = _early_failures(seed)
+    s = schedule(d, fabric=fab, algorithm=alg)
+    assert validate(s, d, fabric=fab).ok
+    assert s.algorithm == alg
+    if "fallback" in s.meta:
+        assert s.meta["fallback"] in FALLBACKS and s.meta["fallback"] != alg
+
+
+def test_a_proved_infeasible_error_says_so_and_is_not_retried() -> None:
+    d = 0.3 * (np.ones((4, 4)) - np.eye(4))
+    at_zero = Fabric.uniform(2, 0.1).with_failures(failed_links=[LinkDown(0, 0), LinkDown(0, 1)])
+    with pytest.raises(InfeasibleError) as info:
+        schedule(d, fabric=at_zero)
+    assert info.value.proved

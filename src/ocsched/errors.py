@@ -18,7 +18,19 @@ class InvalidInputError(OcschedError, ValueError):
 
 
 class InfeasibleError(OcschedError):
-    """A problem has no solution under the given constraints."""
+    """A problem has no solution under the given constraints, or a heuristic found none.
+
+    ``proved`` tells which: True when the message carries a proof (an entry or a port that
+    cannot be served before its links fail), False when a heuristic found no placement and
+    nothing was proved (another algorithm may succeed).
+
+    >>> InfeasibleError("no placement found", proved=False).proved
+    False
+    """
+
+    def __init__(self, message: str, *, proved: bool = True) -> None:
+        super().__init__(message)
+        self.proved = proved
 
 
 class InvalidScheduleError(OcschedError):

@@ -26,12 +26,13 @@ from ocsched.assign import PLACEMENTS, bff_timeline, place, place_on_fabric, tim
 from ocsched.baseline import capacity_split_schedule, single_switch, split_schedule
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
-from ocsched.errors import InvalidInputError
+from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
 __all__ = [
+    "FALLBACKS",
     "FEATURES",
     "SCHEDULERS",
     "Result",
@@ -368,6 +369,32 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
     return dataclasses.replace(res, switches=switches)
 
 
+def _run(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
+    return _run_on_active_ports(sch, dem, fab, rng) if dem.n > DENSE_PORTS else sch.run(dem, fab, rng)
+
+
+#: Tried in this order when a scheduler finds no placement before the links fail and nothing is
+#: proved impossible: the first that schedules is used (``meta["fallback"]`` names it).
+FALLBACKS = ("spectra-pack", "eclipse", "spectra", "bvn", "solstice")
+
+
+def _fallback(
+    algorithm: str, dem: Demand, fab: Fabric, rng: RngLike, error: InfeasibleError
+) -> tuple[Result, str]:
+    """The first of :data:`FALLBACKS` (other than ``algorithm``) that schedules ``dem`` on ``fab``."""
+    features = fabric_features(fab)
+    for name in FALLBACKS:
+        other = SCHEDULERS[name]
+        if name == algorithm or not features <= other.supports or other.requires - features:
+            continue
+        try:
+            return _run(other, dem, fab, rng), name
+        except InfeasibleError as exc:
+            if exc.proved:
+                raise
+    raise error
+
+
 def schedule(
     demand: ArrayLike | sp.sparray | sp.spmatrix | Demand,
     *,
@@ -400,12 +427,18 @@ def schedule(
     Schedule
         A valid schedule, with its ``status`` (``"heuristic"``, or the exact solver's),
         ``dual_bound`` where the scheduler proves one, ``lower_bound`` and provenance in ``meta``.
+        When links fail and ``algorithm`` finds no placement that serves everything before they
+        do (without proving it impossible), the first of :data:`FALLBACKS` that does is used and
+        ``meta["fallback"]`` names it.
 
     Raises
     ------
     InvalidInputError
         For a malformed demand, ``switches`` < 1 or not an integer, ``delta`` < 0, or an unknown
         algorithm.
+    InfeasibleError
+        When links fail too early: ``proved`` with the entry or port that cannot be served in
+        time, or not proved when no scheduler (``algorithm`` and the fallbacks) found a placement.
 
     Examples
     --------
@@ -439,7 +472,15 @@ def schedule(
         )
     s, d = fab.size, max(fab.deltas)
     t0 = time.perf_counter()
-    res = _run_on_active_ports(sch, dem, fab, rng) if dem.n > DENSE_PORTS else sch.run(dem, fab, rng)
+    fallback = None
+    try:
+        res = _run(sch, dem, fab, rng)
+    except InfeasibleError as exc:
+        if exc.proved:
+            raise
+        # Nothing was proved: the failing links left this heuristic without a placement, and
+        # another one may find one (they order and cut pieces differently).
+        res, fallback = _fallback(algorithm, dem, fab, rng, exc)
     elapsed = time.perf_counter() - t0
     return Schedule(
         ports=dem.n,
@@ -453,6 +494,7 @@ def schedule(
             "switches": s,
             "seed": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
             "runtime_s": elapsed,
+            **({"fallback": fallback} if fallback is not None else {}),
         },
         status=res.status,
         dual_bound=res.dual_bound,

@@ -266,7 +266,8 @@ def _place(
                 cands.append(got)
     if not cands:
         targets = demand if demand is not None else coverage_demand(dec.perms, dec.weights)
-        raise InfeasibleError(_no_placement(targets, view))
+        why, proved = _no_placement(targets, view)
+        raise InfeasibleError(why, proved=proved)
     best: tuple[float, tuple[tuple[Configuration, ...], ...], int] | None = None
     for perms, a, splits in cands:
         share = _share(Decomposition(perms, _row_totals(a, len(perms))), demand, fabric)
@@ -335,9 +336,10 @@ def _strip(dec: Decomposition, demand: Demand, view: _View) -> Decomposition:
     return Decomposition(perms[on], dec.weights[on])
 
 
-def _no_placement(targets: Demand, view: _View) -> str:
-    """Why no placement was found: an entry or a port whose demand cannot be lit before its links
-    fail, if there is one (a proof of infeasibility), else that the heuristics found none."""
+def _no_placement(targets: Demand, view: _View) -> tuple[str, bool]:
+    """Why no placement was found, and whether it is proved: an entry or a port whose demand cannot
+    be lit before its links fail, if there is one (a proof of infeasibility), else that the
+    heuristics found none (not proved)."""
     s = view.size
     fail = view.fail if view.fail is not None else np.full((s, targets.n), np.inf)
 
@@ -371,7 +373,7 @@ def _no_placement(targets: Demand, view: _View) -> str:
             return (
                 f"demand[{i}, {j}] = {v:g} but at most {cap:g} of it can be served before the links "
                 f"it needs fail ({failures([i, j])})"
-            )
+            ), True
     for line, (idx, sums) in enumerate(
         ((targets.rows, targets.row_sums()), (targets.cols, targets.col_sums()))
     ):
@@ -382,11 +384,11 @@ def _no_placement(targets: Demand, view: _View) -> str:
                 return (
                     f"port {p} ({side}) has {float(sums[p]):g} of demand, but its links fail before more "
                     f"than {cap:g} can be served ({failures([p])})"
-                )
+                ), True
     return (
         "no placement found that serves every entry before the links it uses fail (none proved "
         "impossible: the demand may not fit before the failures)"
-    )
+    ), False
 
 
 def _down(view: _View, b: int) -> float:
