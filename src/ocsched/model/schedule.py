@@ -15,6 +15,7 @@ from ocsched.fabric import Fabric
 from ocsched.model.configuration import Configuration
 from ocsched.model.demand import FloatArray
 from ocsched.model.schedule_json import schedule_from_dict, schedule_to_dict
+from ocsched.timing import held_times
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -139,15 +140,31 @@ class Schedule:
         return np.array([max((c.end for c in sw), default=0.0) for sw in self.switches])
 
     def served(self) -> FloatArray:
-        """Dense n x n matrix of the time each circuit (i, j) is held, summed over switches."""
+        """Dense n x n matrix of the demand each circuit (i, j) serves, summed over switches.
+
+        Each circuit is credited as :func:`ocsched.validate` credits it
+        (:func:`ocsched.timing.held_times`): its switch's rate times the time it is lit, less any
+        time its switch is down or its link has failed, plus, under the partial model, the gap
+        before a configuration for a circuit kept from the previous one.
+
+        >>> c = Configuration(0.5, 1.5, np.array([1, 0]))
+        >>> Schedule(ports=2, delta=0.5, switches=((c,),)).served().tolist()
+        [[0.0, 1.5], [1.5, 0.0]]
+        """
         n = self.ports
         flat = np.zeros(n * n)
         fab = self.on_fabric()
-        rates = fab.rates if fab.size == len(self.switches) else (1.0,) * len(self.switches)
-        for sw, rate in zip(self.switches, rates, strict=True):
-            for c in sw:
-                i, j = c.circuit_arrays()
-                np.add.at(flat, i * n + j, rate * c.duration)
+        if fab.size != len(self.switches):
+            fab = Fabric.uniform(max(1, len(self.switches)), self.delta)
+        for b, sw in enumerate(self.switches):
+            tuples = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+            held = held_times(
+                tuples, model=fab.model, windows=fab.windows(b), failed_ports=fab.failed_ports(b)
+            )
+            rate = fab.switches[b].rate
+            for (_, _, i, j), h in zip(tuples, held, strict=True):
+                ok = (i >= 0) & (i < n) & (j >= 0) & (j < n)
+                np.add.at(flat, i[ok] * n + j[ok], rate * h[ok])
         return flat.reshape(n, n)
 
     def to_dict(self) -> dict[str, Any]:
