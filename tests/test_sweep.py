@@ -1046,13 +1046,53 @@ def test_iteration_rows_match_direct_calls(tmp_path: Path) -> None:
     assert sweep.run_sweep(ITERATIONS, tmp_path / "r", workers=1).done == 0  # resumable
 
 
+def test_iteration_runs_on_fabrics(tmp_path: Path) -> None:
+    # Iteration schedulers run on every fabric their base supports: a sweep's `fabrics` reach them.
+    from ocsched.fabric import Fabric
+    from ocsched.sequence import iteration_row, schedule_iteration
+    from ocsched.workloads import generate_iteration
+
+    mixed = {"name": "mixed", "switches": [{"delta": 0.01, "rate": 2.0}, {"delta": 0.05}]}
+    partial = {"name": "partial", "model": "partial", "switches": [{"delta": 0.02, "count": 2}], "down": []}
+    entry = {
+        "name": "moe-iteration",
+        "options": {"gpus": 5, "layers": 1},
+        "algorithms": ["spectra-seq", "spectra-seq:spectra-bff"],
+        "fabrics": [mixed, partial],
+    }
+    with pytest.raises(InvalidInputError, match="'spectra-bff' cannot run on fabric 'mixed'"):
+        sweep.expand({"workloads": [entry]})
+    entry["algorithms"] = ["spectra-seq", "independent:spectra-pack"]
+    sweep.run_sweep({"workloads": [entry]}, tmp_path / "r", workers=1)
+    rows = _rows(tmp_path / "r")
+    assert len(rows) == 4 and all(r["ok"] for r in rows)
+    assert sorted({str(r["fabric"]) for r in rows}) == ["mixed", "partial"]
+    for r in rows:
+        fab = Fabric.from_dict(
+            {k: v for k, v in (mixed if r["fabric"] == "mixed" else partial).items() if k != "name"}
+        )
+        it = generate_iteration("moe-iteration", seed=r["workload_seed"], gpus=5, layers=1)
+        alg, _, base = r["algorithm"].partition(":")
+        kw = {"fabric": fab, "base": base or "spectra", "rng": r["algorithm_seed"]}
+        sched = schedule_iteration(it, algorithm=alg, **kw)
+        want = iteration_row(sched, independent=schedule_iteration(it, algorithm="independent", **kw))
+        assert r["makespan"] == sched.makespan and r["exposed"] == want["exposed"]
+
+
 @pytest.mark.parametrize(
     ("patch", "match"),
     [
         ({"normalized": True}, "normalized` must be false"),
         ({"algorithms": ["spectra"]}, "'spectra' is not an iteration algorithm"),
         ({"algorithms": ["spectra-seq:nope"]}, "optionally as 'NAME:BASE'"),
-        ({"fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]}, "fabrics` is not allowed"),
+        (
+            {
+                "algorithms": ["spectra-seq:naive"],
+                "fabrics": [{"switches": [{"delta": 0.1}, {"delta": 0.2}]}],
+            },
+            "'naive' cannot run on fabric .*: it does not support heterogeneous",
+        ),
+        ({"algorithms": ["spectra-seq:spectra-bff"]}, "'spectra-bff' needs a fabric with partial"),
         ({"link_gbps": 100}, "link_gbps` is not allowed"),
         ({"options": {"experts": 3, "nope": 1}}, "has no option 'nope'"),
     ],

@@ -166,20 +166,23 @@ def _iteration_run(
     base = {"ports": it.n, "nonzeros": sum(p.demand.nnz for p in it.phases), "phases": len(it)}
     alg, base_alg = iteration_algorithm(spec.algorithm)
     rng = derive_seeds(spec.seed)[1]
+    # A grid setting is identical all-stop switches; a `fabrics` setting carries its fabric.
+    where: dict[str, Any] = (
+        {"switches": spec.switches, "delta": spec.delta}
+        if spec.fabric_spec is None
+        else {"fabric": Fabric.from_dict(json.loads(spec.fabric_spec))}
+    )
     try:
         t0 = time.perf_counter()
-        sched = schedule_iteration(
-            it, switches=spec.switches, delta=spec.delta, algorithm=alg, base=base_alg, rng=rng
-        )
+        sched = schedule_iteration(it, algorithm=alg, base=base_alg, rng=rng, **where)
         wall = time.perf_counter() - t0
-        report = validate_iteration(sched, it)
-        ref_key = (spec.instance, spec.switches, spec.delta, base_alg)
+        report = validate_iteration(sched, it, **where)
+        ref_key = (spec.instance, spec.switches, spec.delta, spec.fabric_spec, base_alg)
         if alg == "independent":
             independent[ref_key] = sched
         elif ref_key not in independent:
-            independent[ref_key] = schedule_iteration(
-                it, switches=spec.switches, delta=spec.delta, algorithm="independent", base=base_alg, rng=rng
-            )
+            ind = "independent"
+            independent[ref_key] = schedule_iteration(it, algorithm=ind, base=base_alg, rng=rng, **where)
     except Exception as exc:
         return result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}")
     if not report.ok:
