@@ -48,6 +48,13 @@ def relative_l1(predicted: ArrayLike, actual: ArrayLike) -> float:
     return diff / total
 
 
+def _check_limit(max_error: object) -> float:
+    """``max_error`` >= 0; ``math.inf`` (never fall back) allowed."""
+    if isinstance(max_error, float) and max_error == math.inf:
+        return math.inf
+    return check_number(max_error, "max_error", low=0.0)
+
+
 def _clean(a: NDArray[np.float64], n: int | None) -> bool:
     """A square float64 ndarray (n x n if given), finite and non-negative: no conversion needed."""
     if (
@@ -247,7 +254,7 @@ class Plan:
         O(m n) for the re-fit, O(passes * m^2 / s) for the re-balance (m configurations).
         """
         t0 = time.perf_counter()
-        limit = self.max_error if max_error is None else check_number(max_error, "max_error", low=0.0)
+        limit = self.max_error if max_error is None else _check_limit(max_error)
         a = _dense(actual, self.n, "actual")
         flat = a.ravel()
         diff, total, uncovered, lines = scan(flat, self._pflat, self._cover, self.n)
@@ -460,7 +467,7 @@ def plan(
         The scheduler of the plan and of the fallback (a key of :data:`ocsched.schedulers.SCHEDULERS`).
     max_error : float
         Relative L1 error (``||actual - predicted||_1 / ||predicted||_1``) above which
-        :meth:`Plan.fit` schedules the actual demand afresh.
+        :meth:`Plan.fit` schedules the actual demand afresh (``math.inf``: never).
     recourse : float
         Makespan a re-placement in :meth:`Plan.fit` must gain per circuit it moves to another
         switch (0: any gain; large: keep every configuration on its planned switch).
@@ -490,7 +497,7 @@ def plan(
     """
     fab = as_fabric(switches, delta, fabric)
     check_choice(algorithm, "algorithm", SCHEDULERS)
-    err = check_number(max_error, "max_error", low=0.0)
+    err = _check_limit(max_error)
     weight = check_number(recourse, "recourse", low=0.0)
     unsupported = fabric_features(fab) - SUPPORTED
     if unsupported:
