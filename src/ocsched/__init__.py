@@ -14,6 +14,7 @@ from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleEr
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule, Phase
 from ocsched.model import Configuration, Demand, Schedule
+from ocsched.online import plan
 from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
 from ocsched.schedulers import SCHEDULERS, algorithms, schedule
 from ocsched.sequence import schedule_iteration
@@ -42,6 +43,7 @@ __all__ = [
     "__version__",
     "algorithms",
     "lower_bound",
+    "plan",
     "reschedule",
     "schedule",
     "schedule_iteration",
