@@ -139,15 +139,23 @@ class Schedule:
         return np.array([max((c.end for c in sw), default=0.0) for sw in self.switches])
 
     def served(self) -> FloatArray:
-        """Dense n x n matrix of the time each circuit (i, j) is held, summed over switches."""
+        """Dense n x n matrix of the time each circuit (i, j) is held, summed over switches.
+
+        A circuit on a bidirectional switch is credited to (i, j) and (j, i).
+        """
         n = self.ports
         flat = np.zeros(n * n)
         fab = self.on_fabric()
-        rates = fab.rates if fab.size == len(self.switches) else (1.0,) * len(self.switches)
-        for sw, rate in zip(self.switches, rates, strict=True):
+        same = fab.size == len(self.switches)
+        rates = fab.rates if same else (1.0,) * len(self.switches)
+        both = [same and x.bidirectional for x in fab.switches] if same else [False] * len(self.switches)
+        for sw, rate, bidirectional in zip(self.switches, rates, both, strict=True):
             for c in sw:
                 i, j = c.circuit_arrays()
                 np.add.at(flat, i * n + j, rate * c.duration)
+                if bidirectional:  # a circuit (i, j) also carries j -> i
+                    back = i != j
+                    np.add.at(flat, j[back] * n + i[back], rate * c.duration)
         return flat.reshape(n, n)
 
     def to_dict(self) -> dict[str, Any]:
