@@ -126,7 +126,8 @@ def _check_base(base: str, fabric: Fabric, n: int) -> None:
     ports = sorted(features & PORT_FEATURES)
     if ports:  # carried circuits and phase layouts are per directed port pair
         raise InvalidInputError(
-            f"iteration scheduling does not support {', '.join(ports)} fabrics; schedule each phase on its own"
+            f"iteration scheduling does not support {', '.join(ports)} fabrics; "
+            "schedule each phase on its own"
         )
     missing = features - sch.supports
     if missing:
