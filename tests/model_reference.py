@@ -92,9 +92,13 @@ def reference(
             for x, y in zip(own.switches, fabric.switches, strict=True):
                 if x.delta < y.delta or x.rate > y.rate:
                     ref.defects.append("optimistic switch")
+                if x.ports_per_endpoint > y.ports_per_endpoint or x.bidirectional != y.bidirectional:
+                    ref.defects.append("other ports")
             if own.model == "partial" and fabric.model == "all-stop":
                 ref.defects.append("optimistic model")
-    for sw in schedule.switches:
+    for b, sw in enumerate(schedule.switches):
+        kind = own.switches[b] if b < own.size else None
+        k = 1 if kind is None else kind.ports_per_endpoint
         for c in sw:
             if not (math.isfinite(c.start) and math.isfinite(c.duration) and math.isfinite(c.end)):
                 ref.defects.append("not finite")
@@ -107,7 +111,9 @@ def reference(
             outs = [j for _, j in circuits]
             if any(not (0 <= p < n) for p in ins + outs) or np.any(np.asarray(c.circuit_arrays()[1]) < -1):
                 ref.defects.append("port range")
-            if len(set(ins)) < len(ins) or len(set(outs)) < len(outs):
+            # At most k circuits per endpoint on each side; bidirectional: k ends, either side.
+            sides = [ins + outs] if kind is not None and kind.bidirectional else [ins, outs]
+            if any(side.count(p) > k for side in sides for p in set(side)):
                 ref.defects.append("not a matching")
     if ref.defects:
         return ref
@@ -204,9 +210,11 @@ def _switch(
             lit = _up_time(lo, hi, wins) if hi > lo else Q(0)
             if (i, j) in kept and prev_end is not None:
                 lit += max(s - prev_end, Q(0))
-            served[(i, j)] = served.get((i, j), Q(0)) + Q(rate) * lit
-            if lit > 0:
-                pieces[(i, j)] = pieces.get((i, j), 0.0) + rate
+            both = [(i, j), (j, i)] if fabric.switches[b].bidirectional and i != j else [(i, j)]
+            for key in both:  # a bidirectional circuit carries both directions at once
+                served[key] = served.get(key, Q(0)) + Q(rate) * lit
+                if lit > 0:
+                    pieces[key] = pieces.get(key, 0.0) + rate
         for i, j in circ:
             last_use_in[i] = max(last_use_in.get(i, Q(0)), e)
             last_use_out[j] = max(last_use_out.get(j, Q(0)), e)

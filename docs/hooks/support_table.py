@@ -30,6 +30,8 @@ FEATURE_LABELS = {
     "heterogeneous": "mixed delays / rates",
     "failures": "failed switches / links",
     "partial": "partial reconfiguration",
+    "bidirectional": "bidirectional circuits",
+    "ports": "ports per endpoint > 1",
 }
 
 
@@ -44,9 +46,9 @@ def support_table() -> str:
     where it runs only with it (its ``requires``), and ``-`` where it refuses it. Single-matrix
     schedulers serve training iterations as the per-phase ``base`` of an iteration scheduler, on
     the fabrics the base handles; an iteration scheduler runs on every fabric its base handles
-    (``via base``).
+    (``via base``), except bidirectional and multi-port ones, which they refuse.
     """
-    from ocsched.schedulers import FEATURES, SCHEDULERS
+    from ocsched.schedulers import FEATURES, PORT_FEATURES, SCHEDULERS
     from ocsched.sequence import ITERATION_SCHEDULERS
 
     head = ["scheduler", *(FEATURE_LABELS.get(f, f) for f in FEATURES), "training iterations", "what it does"]
@@ -57,7 +59,12 @@ def support_table() -> str:
         rows.append([f"`{name}`", *cells, iterations, _escape(sch.description)])
     for name, it in ITERATION_SCHEDULERS.items():
         rows.append(
-            [f"`{name}`", *("via `base`" for _ in FEATURES), "iteration scheduler", _escape(it.description)]
+            [
+                f"`{name}`",
+                *("-" if f in PORT_FEATURES else "via `base`" for f in FEATURES),
+                "iteration scheduler",
+                _escape(it.description),
+            ]
         )
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
+from ocsched._checks import check_bool, check_choice, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
 
 __all__ = [
     "MAX_DOWN_WINDOWS",
     "MAX_FAILED_LINKS",
+    "MAX_PORTS_PER_ENDPOINT",
     "MAX_SWITCHES",
     "MODELS",
     "Fabric",
@@ -44,25 +45,45 @@ MAX_SWITCHES = 1024
 MAX_DOWN_WINDOWS = 10_000
 #: Most failed links a fabric description may list (a link per port and switch of a large fabric).
 MAX_FAILED_LINKS = 100_000
+#: Most ports an endpoint may have on one switch (a TPU v4 cube has 2 per OCS).
+MAX_PORTS_PER_ENDPOINT = 64
 
 
 @dataclass(frozen=True)
 class Switch:
     """One OCS: its reconfiguration delay and its rate relative to the demand's line rate.
 
-    A switch of rate c serves ``c * t`` of demand in ``t`` time.
+    A switch of rate c serves ``c * t`` of demand in ``t`` time. Each endpoint has
+    ``ports_per_endpoint`` ports on it (k): a configuration is a set of circuits in which every
+    endpoint is the input of at most k circuits and the output of at most k. With
+    ``bidirectional`` a circuit ``(a, b)`` joins a and b both ways (serving ``D[a, b]`` and
+    ``D[b, a]`` at once, each at the rate) and uses one of the k ports of each end.
 
     >>> Switch(0.01, rate=2.0)
     Switch(delta=0.01, rate=2.0)
+    >>> Switch(0.01, bidirectional=True, ports_per_endpoint=2).ports_per_endpoint
+    2
     """
 
     delta: float
     rate: float = 1.0
+    bidirectional: bool = field(default=False, repr=False)
+    ports_per_endpoint: int = field(default=1, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "delta", check_delta(self.delta, name="switch delta"))
         rate = check_number(self.rate, "switch rate", low=0.0, closed=False)
         object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "bidirectional", check_bool(self.bidirectional, "switch bidirectional"))
+        k = check_int(
+            self.ports_per_endpoint, "switch ports_per_endpoint", minimum=1, maximum=MAX_PORTS_PER_ENDPOINT
+        )
+        object.__setattr__(self, "ports_per_endpoint", k)
+
+    @property
+    def is_plain(self) -> bool:
+        """True for one directed link per endpoint (the classic OCS model)."""
+        return not self.bidirectional and self.ports_per_endpoint == 1
 
 
 @dataclass(frozen=True)
@@ -147,6 +168,11 @@ class Fabric:
         object.__setattr__(self, "down", tuple(self.down))
         object.__setattr__(self, "failed_links", tuple(self.failed_links))
         check_choice(self.model, "model", MODELS)
+        if self.model == "partial" and not all(x.is_plain for x in sw):
+            # Kept circuits are tracked per directed port pair; a port shared k ways is not modelled.
+            raise InvalidInputError(
+                "`model` 'partial' is not supported with bidirectional switches or ports_per_endpoint > 1"
+            )
         for d in self.down:
             if not isinstance(d, SwitchDown) or d.switch >= len(sw):
                 raise InvalidInputError(f"down window {d!r} names a switch outside 0..{len(sw) - 1}")
@@ -200,6 +226,7 @@ class Fabric:
         first = self.switches[0]
         return (
             first.rate == 1.0
+            and first.is_plain
             and all(x == first for x in self.switches)
             and not self.down
             and not self.failed_links
@@ -258,7 +285,7 @@ class Fabric:
         """
         return {
             "model": self.model,
-            "switches": [{"delta": x.delta, "rate": x.rate} for x in self.switches],
+            "switches": [{"delta": x.delta, "rate": x.rate, **_port_keys(x)} for x in self.switches],
             "down": [
                 {"switch": d.switch, "start": d.start, **({} if d.end == math.inf else {"end": d.end})}
                 for d in self.down
@@ -273,7 +300,8 @@ class Fabric:
         """Build a fabric from its mapping form (a parsed FABRIC.toml).
 
         Keys: ``model`` (``"all-stop"`` or ``"partial"``, default all-stop); ``switches``: a list of
-        ``{delta, rate = 1, count = 1}`` (``count`` repeats the entry); ``down``: a list of
+        ``{delta, rate = 1, count = 1, bidirectional = false, ports_per_endpoint = 1}`` (``count``
+        repeats the entry); ``down``: a list of
         ``{switch, start, end}`` (no ``end``: down for good); ``failed_links``: a list of
         ``{port, switch, start = 0}``. Unknown keys are refused. The counts are checked before
         anything is expanded: at most :data:`MAX_SWITCHES` switches in total (all the ``count`` values
@@ -293,7 +321,8 @@ class Fabric:
         _only(data, {"model", "switches", "down", "failed_links"}, name)
         # Invariant: nothing is expanded before the total is known to be within MAX_SWITCHES (a
         # 70-byte file with two `count = 100000` entries would otherwise build 200,000 switches).
-        entries = list(_entries(data, "switches", name, {"delta", "rate", "count"}, MAX_SWITCHES))
+        keys = {"delta", "rate", "count", "bidirectional", "ports_per_endpoint"}
+        entries = list(_entries(data, "switches", name, keys, MAX_SWITCHES))
         counts = []
         for where, sw in entries:
             if "delta" not in sw:
@@ -306,7 +335,8 @@ class Fabric:
                 )
         switches: list[Switch] = []
         for (_, sw), count in zip(entries, counts, strict=True):
-            switches.extend([Switch(sw["delta"], sw.get("rate", 1.0))] * count)
+            ports = {k: sw[k] for k in ("bidirectional", "ports_per_endpoint") if k in sw}
+            switches.extend([Switch(sw["delta"], sw.get("rate", 1.0), **ports)] * count)
         down = []
         for where, d in _entries(data, "down", name, {"switch", "start", "end"}, MAX_DOWN_WINDOWS):
             if "switch" not in d or "start" not in d:
@@ -320,6 +350,14 @@ class Fabric:
         if not switches:
             raise InvalidInputError(f"`{name}.switches` must list at least one switch")
         return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"))
+
+
+def _port_keys(x: Switch) -> dict[str, Any]:
+    """A switch's port keys for its mapping form, only where they differ from the classic model."""
+    return {
+        **({"bidirectional": True} if x.bidirectional else {}),
+        **({"ports_per_endpoint": x.ports_per_endpoint} if x.ports_per_endpoint != 1 else {}),
+    }
 
 
 def _only(data: object, keys: set[str], where: str) -> None:

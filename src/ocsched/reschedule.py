@@ -140,6 +140,8 @@ def reschedule(
     if dem.n != schedule.ports:
         raise InvalidInputError(f"`demand` is {dem.n} x {dem.n} but the schedule has {schedule.ports} ports")
     fab = schedule.on_fabric()
+    if not all(x.is_plain for x in fab.switches):  # the residual is re-placed as matchings
+        raise InvalidInputError("reschedule does not support bidirectional or multi-port (ports > 1) fabrics")
     if isinstance(failure, LinkFailure) and failure.port >= dem.n:
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{dem.n - 1}")
     degraded = degrade(fab, failure)

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from ocsched._checks import check_delta, check_switches
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, bff_timeline, place, place_on_fabric, timeline
+from ocsched.assign.ports import schedule_on_ports
 from ocsched.baseline import capacity_split_schedule, single_switch, split_schedule
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
@@ -34,6 +35,7 @@ from ocsched.model import Configuration, Demand, Schedule, as_demand
 __all__ = [
     "FALLBACKS",
     "FEATURES",
+    "PORT_FEATURES",
     "SCHEDULERS",
     "Result",
     "Scheduler",
@@ -75,7 +77,10 @@ class Result:
 SchedulerFn = Callable[[Demand, Fabric, RngLike], Result]
 
 #: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
-FEATURES = ("heterogeneous", "failures", "partial")
+FEATURES = ("heterogeneous", "failures", "partial", "bidirectional", "ports")
+#: Bidirectional circuits and several ports per endpoint per switch: a configuration there is not
+#: a matching, so only the schedulers built for them (``spectra-ports``, ``exact-ports``) run.
+PORT_FEATURES = frozenset({"bidirectional", "ports"})
 
 
 @dataclass(frozen=True)
@@ -119,8 +124,8 @@ def pipeline(decomposer: str, placement: str) -> SchedulerFn:
     return run
 
 
-#: Every fabric feature: pipelines place by finish time on any fabric (see ``place_on_fabric``).
-ALL_FEATURES = frozenset(FEATURES)
+#: Every matching fabric feature: pipelines place by finish time on any fabric (``place_on_fabric``).
+ALL_FEATURES = frozenset(FEATURES) - PORT_FEATURES
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
@@ -224,6 +229,16 @@ def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     return Result(res.schedule.switches, 0, status, dual)
 
 
+def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """spectra-ports: b-matchings (Euler-oriented Spectra, grouped) packed on identical switches.
+
+    See :func:`ocsched.assign.ports.schedule_on_ports`; the construction kept is logged.
+    """
+    confs, splits, how = schedule_on_ports(demand, fabric)
+    log.info("spectra-ports: kept the %r construction", how)
+    return Result(confs, splits)
+
+
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
@@ -276,6 +291,12 @@ SCHEDULERS: dict[str, Scheduler] = {
         "Birkhoff-von Neumann on the stuffed matrix (max-bottleneck matchings), Spectra placement",
         supports=ALL_FEATURES,
     ),
+    "spectra-ports": Scheduler(
+        _ports,
+        "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
+        "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model",
+        supports=PORT_FEATURES,
+    ),
     "exact": Scheduler(
         _exact,
         f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; best found within "
@@ -308,6 +329,10 @@ def fabric_features(fabric: Fabric) -> set[str]:
         out.add("failures")
     if fabric.model == "partial":
         out.add("partial")
+    if any(x.bidirectional for x in fabric.switches):
+        out.add("bidirectional")
+    if any(x.ports_per_endpoint > 1 for x in fabric.switches):
+        out.add("ports")
     return out
 
 

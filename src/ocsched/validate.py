@@ -198,7 +198,7 @@ def validate(
     rates: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
         confs = [_as_tuple(c) for c in sw]
-        _check_configurations(b, sw, confs, n, add)
+        _check_configurations(b, sw, confs, n, add, own.switches[b] if b < own.size else None)
         for f, fails in zip(fabrics, failed, strict=True):
             label = "" if f is own else "on the given fabric: "
             if b >= f.size:
@@ -222,6 +222,11 @@ def validate(
                 served_by.append(rate * h[ok])
                 # A piece credited nothing carries no rounding (and must not widen the tolerance).
                 rates.append(np.where(h[ok] > 0, rate, 0.0))
+                if checked.switches[b].bidirectional:  # the same circuit carries j -> i
+                    back = ok & (t[2] != t[3])
+                    flat.append(t[3][back] * n + t[2][back])
+                    served_by.append(rate * h[back])
+                    rates.append(np.where(h[back] > 0, rate, 0.0))
     max_short = 0.0
     if n == dem.n and dem.nnz:
         max_short = _check_served(schedule, dem, flat, served_by, rates, tol, add)
@@ -234,9 +239,13 @@ def _check_configurations(
     confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]],
     n: int,
     add: Callable[[str, str], None],
+    switch: Switch | None = None,
 ) -> None:
     """Report each configuration of switch ``b`` with non-finite times, a negative duration or a
-    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order)."""
+    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order).
+
+    On a ``switch`` with k ports per endpoint an endpoint may be the input of k circuits and the
+    output of k; on a bidirectional one it may be an end of k circuits, either side counted."""
     k = len(sw)
     if not k:
         return
@@ -252,7 +261,15 @@ def _check_configurations(
     outs = np.concatenate([empty, *(t[3] for t in confs)])
     stray = (ins < 0) | (ins >= n) | (outs < 0) | (outs >= n)
     out_of_range = np.bincount(owner[stray], minlength=k) > 0
-    twice = {name: _first_repeat(owner, ports, k) for name, ports in (("input", ins), ("output", outs))}
+    cap = 1 if switch is None else switch.ports_per_endpoint
+    both = switch is not None and switch.bidirectional
+    if both:  # either end of a circuit takes one of the endpoint's ports
+        twice = {
+            "input": _first_repeat(np.concatenate([owner, owner]), np.concatenate([ins, outs]), k, cap),
+            "output": np.full(k, -1, dtype=np.int64),
+        }
+    else:
+        twice = {side: _first_repeat(owner, p, k, cap) for side, p in (("input", ins), ("output", outs))}
     flagged = (
         ~finite | (duration < 0) | ~width | out_of_range | (twice["input"] >= 0) | (twice["output"] >= 0)
     )
@@ -271,18 +288,30 @@ def _check_configurations(
             add("matching", f"{where}: port out of range 0..{n - 1}")
             continue
         for side in ("input", "output"):
-            if twice[side][j] >= 0:
-                add("matching", f"{where}: {side} port {int(twice[side][j])} used twice")
+            if twice[side][j] < 0:
+                continue
+            p = int(twice[side][j])
+            if both:
+                add(
+                    "matching", f"{where}: port {p} ends more than {cap} bidirectional circuits ({cap} ports)"
+                )
+            elif cap > 1:
+                add("matching", f"{where}: {side} port {p} used by more than {cap} circuits ({cap} ports)")
+            else:
+                add("matching", f"{where}: {side} port {p} used twice")
 
 
-def _first_repeat(owner: NDArray[np.int64], ports: NDArray[np.int64], k: int) -> NDArray[np.int64]:
-    """Per configuration, the smallest port its circuits use twice (-1 if none)."""
+def _first_repeat(
+    owner: NDArray[np.int64], ports: NDArray[np.int64], k: int, cap: int = 1
+) -> NDArray[np.int64]:
+    """Per configuration, the smallest port its circuits use more than ``cap`` times (-1 if none)."""
     out = np.full(k, -1, dtype=np.int64)
-    if not ports.size:
+    if ports.size <= cap:
         return out
     order = np.lexsort((ports, owner))
     o, p = owner[order], ports[order]
-    dup = np.flatnonzero((o[1:] == o[:-1]) & (p[1:] == p[:-1])) + 1
+    # Sorted: a port used more than cap times has an equal key cap places on.
+    dup = np.flatnonzero((o[cap:] == o[:-cap]) & (p[cap:] == p[:-cap])) + cap
     # Sorted by (configuration, port): a configuration's first repeat is its smallest; write the
     # repeats in reverse so the first one of each configuration is the one left.
     out[o[dup][::-1]] = p[dup][::-1]
@@ -414,5 +443,15 @@ def _compare(own: Fabric, real: Fabric, s: int, add: Callable[[str, str], None])
             add(
                 "rate", f"schedule assumes rate {x.rate:.12g} on switch {b}, above the fabric's {y.rate:.12g}"
             )
+    for b, (x, y) in enumerate(zip(own.switches, real.switches, strict=True)):
+        if x.ports_per_endpoint > y.ports_per_endpoint:
+            add(
+                "ports",
+                f"schedule assumes {x.ports_per_endpoint} ports per endpoint on switch {b}, "
+                f"above the fabric's {y.ports_per_endpoint}",
+            )
+        if x.bidirectional != y.bidirectional:
+            what = ("bidirectional", "directed") if x.bidirectional else ("directed", "bidirectional")
+            add("ports", f"schedule assumes {what[0]} circuits on switch {b}; the fabric's are {what[1]}")
     if own.model == "partial" and real.model == "all-stop":
         add("model", "schedule assumes partial reconfiguration on an all-stop fabric")

@@ -145,7 +145,8 @@ class Schedule:
         Each circuit is credited as :func:`ocsched.validate` credits it
         (:func:`ocsched.timing.held_times`): its switch's rate times the time it is lit, less any
         time its switch is down or its link has failed, plus, under the partial model, the gap
-        before a configuration for a circuit kept from the previous one.
+        before a configuration for a circuit kept from the previous one. A circuit on a
+        bidirectional switch is credited to (i, j) and (j, i).
 
         >>> c = Configuration(0.5, 1.5, np.array([1, 0]))
         >>> Schedule(ports=2, delta=0.5, switches=((c,),)).served().tolist()
@@ -165,6 +166,9 @@ class Schedule:
             for (_, _, i, j), h in zip(tuples, held, strict=True):
                 ok = (i >= 0) & (i < n) & (j >= 0) & (j < n)
                 np.add.at(flat, i[ok] * n + j[ok], rate * h[ok])
+                if fab.switches[b].bidirectional:  # a circuit (i, j) also carries j -> i
+                    back = ok & (i != j)
+                    np.add.at(flat, j[back] * n + i[back], rate * h[back])
         return flat.reshape(n, n)
 
     def to_dict(self) -> dict[str, Any]:

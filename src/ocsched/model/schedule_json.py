@@ -19,6 +19,7 @@ from ocsched.fabric import (
     LinkDown,
     Switch,
     SwitchDown,
+    _port_keys,
 )
 from ocsched.model.configuration import Configuration
 
@@ -66,7 +67,7 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
             "lower_bound": schedule.lower_bound,
             "splits": schedule.splits,
             "switches": [
-                {"delta": x.delta, "rate": x.rate, "configurations": c}
+                {"delta": x.delta, "rate": x.rate, **_port_keys(x), "configurations": c}
                 for x, c in zip(fab.switches, confs, strict=True)
             ],
             "down": [
@@ -144,6 +145,9 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
                 "that is version 2 (version 1 has one top-level delta, rate 1)"
             )
         confs = []
+        # An endpoint may hold several circuits on a multi-port or bidirectional switch: there the
+        # validator counts its ports (the reader only refuses what no switch allows).
+        plain = fabric is None or b >= fabric.size or fabric.switches[b].is_plain
         for k, c in enumerate(_field(sw, "configurations", list, where)):
             w = f"{where}.configurations[{k}]"
             c = _object(c, w)
@@ -165,7 +169,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
                     raise InvalidInputError(
                         f"schedule `{w}.circuits` has port out of range 0..{ports - 1}: {pair}"
                     )
-                if i in seen:
+                if i in seen and plain:
                     raise InvalidInputError(f"schedule `{w}.circuits` uses input port {i} twice")
                 seen.add(i)
                 ins.append(i)
@@ -231,8 +235,9 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
         where = f"switches[{b}]"
         sw = _object(sw, where, _SWITCH_KEYS)
         d, r = _field(sw, "delta", numbers.Real, where), _optional(sw, "rate", numbers.Real, 1.0)
+        ports = {key: sw[key] for key in ("bidirectional", "ports_per_endpoint") if key in sw}
         try:
-            sws.append(Switch(float(d), float(r)))
+            sws.append(Switch(float(d), float(r), **ports))
         except InvalidInputError as exc:
             raise InvalidInputError(f"schedule `{where}`: {exc}") from None
     if not sws:
@@ -268,7 +273,7 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
 
 #: The keys a version-2 fabric's objects may have (the JSON Schema's ``additionalProperties:
 #: false``): an unknown one (``"rates"``, ``"stop"``) would be ignored without a word.
-_SWITCH_KEYS = frozenset({"delta", "rate", "configurations"})
+_SWITCH_KEYS = frozenset({"delta", "rate", "bidirectional", "ports_per_endpoint", "configurations"})
 _DOWN_KEYS = frozenset({"switch", "start", "end"})
 _LINK_KEYS = frozenset({"port", "switch", "start"})
 

@@ -43,7 +43,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration
 from ocsched.online import plan
-from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features
+from ocsched.schedulers import PORT_FEATURES, SCHEDULERS, as_fabric, fabric_features
 from ocsched.sequence._common import FITTED, RngLike, Tagged, demand_key
 from ocsched.sequence.bounds import iteration_lower_bound
 from ocsched.sequence.fabric_bound import fabric_iteration_lower_bound
@@ -125,6 +125,12 @@ def _check_base(base: str, fabric: Fabric, n: int) -> None:
             f"base {base!r} supports at most {sch.max_ports} ports; the iteration has {n}"
         )
     features = fabric_features(fabric)
+    ports = sorted(features & PORT_FEATURES)
+    if ports:  # carried circuits and phase layouts are per directed port pair
+        raise InvalidInputError(
+            f"iteration scheduling does not support {', '.join(ports)} fabrics; "
+            "schedule each phase on its own"
+        )
     missing = features - sch.supports
     if missing:
         can = ", ".join(sorted(sch.supports)) or "identical all-stop switches without failures only"
