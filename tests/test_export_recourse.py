@@ -27,7 +27,7 @@ def test_changes_turn_one_matching_into_the_next(data: st.DataObject) -> None:
     assert not state & {tuple(x) for x in d.added.tolist()}  # a kept circuit is never re-added
     state |= {tuple(x) for x in d.added.tolist()}
     assert state == set(b.circuits)
-    assert d.count == len(set(a.circuits) ^ set(b.circuits))
+    assert d.total == len(set(a.circuits) ^ set(b.circuits))
 
 
 def test_recourse_counts_set_up_and_changes_not_tear_down() -> None:
@@ -37,4 +37,4 @@ def test_recourse_counts_set_up_and_changes_not_tear_down() -> None:
     assert switch_recourse([a, b]) == 2 + 2  # (1, 0) out, (1, 2) in; (0, 1) kept
     assert switch_recourse([a, a]) == 2
     assert recourse(Schedule(ports=3, delta=0.5, switches=((a, b), (), (b,)))) == 4 + 0 + 2
-    assert changes(b, None).count == 2
+    assert changes(b, None).total == 2

@@ -43,7 +43,7 @@ class Changes(tuple[IntArray, IntArray]):
         return self[1]
 
     @property
-    def count(self) -> int:
+    def total(self) -> int:
         """The recourse of the boundary: deleted plus added."""
         return int(self[0].shape[0] + self[1].shape[0])
 
@@ -71,7 +71,7 @@ def changes(previous: Configuration | None, conf: Configuration | None) -> Chang
     -------
     Changes
         ``(deleted, added)``, each a ``(k, 2)`` array of ``[input, output]`` rows by input port;
-        ``.count`` is the boundary's recourse.
+        ``.total`` is the boundary's recourse.
 
     Notes
     -----
@@ -83,9 +83,9 @@ def changes(previous: Configuration | None, conf: Configuration | None) -> Chang
     >>> a = Configuration.from_circuits(0.5, 1.0, [(0, 1), (1, 0), (2, 3)], ports=4)
     >>> b = Configuration.from_circuits(2.0, 1.0, [(0, 1), (1, 2), (3, 0)], ports=4)
     >>> d = changes(a, b)
-    >>> d.deleted.tolist(), d.added.tolist(), d.count
+    >>> d.deleted.tolist(), d.added.tolist(), d.total
     ([[1, 0], [2, 3]], [[1, 2], [3, 0]], 4)
-    >>> changes(None, a).count
+    >>> changes(None, a).total
     3
     """
     pi, po = _keys(previous)
@@ -111,7 +111,7 @@ def switch_recourse(confs: Iterable[Configuration]) -> int:
     total = 0
     previous: Configuration | None = None
     for conf in confs:
-        total += changes(previous, conf).count
+        total += changes(previous, conf).total
         previous = conf
     return total
 
