@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import logging
 import math
 import os
 import sys
@@ -29,6 +28,7 @@ from typer.core import TyperGroup
 
 from ocsched._checks import check_bool, check_choice
 from ocsched._version import __version__
+from ocsched.cli._output import with_log_options
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import MAX_SWITCHES
 from ocsched.io._files import os_reason
@@ -161,12 +161,13 @@ def cli_errors(func: F) -> F:
     """Turn library errors into one line on stderr and exit code 2 (no traceback).
 
     Library errors, and the system's own refusals (:class:`OSError`: a full disk, a permission),
-    which a command cannot always foresee.
+    which a command cannot always foresee. The command also gets ``--quiet``/``--verbose``
+    (:func:`ocsched.cli._output.with_log_options`).
     """
+    func = with_log_options(func)  # type: ignore[assignment]  # the same command, two options more
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
         try:
             return func(*args, **kwargs)
         except (InvalidInputError, OcschedError) as exc:
