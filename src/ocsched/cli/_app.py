@@ -28,6 +28,7 @@ from typer.core import TyperGroup
 
 from ocsched._checks import check_bool, check_choice
 from ocsched._version import __version__
+from ocsched.cli._help import tidy
 from ocsched.cli._output import with_log_options
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import MAX_SWITCHES
@@ -96,7 +97,20 @@ def _usage_message(exc: typer.TyperException) -> str:
 
 
 class OneLineErrors(TyperGroup):
-    """The ``ocsched`` group: usage errors become one ``error:`` line on stderr and exit code 2."""
+    """The ``ocsched`` group: usage errors become one ``error:`` line on stderr and exit code 2.
+
+    Its commands are handed out tidied (:func:`ocsched.cli._help.tidy`: help panels, EXAMPLES,
+    plain metavars); a mistyped command gets typer's "Did you mean ...?".
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tidy(self, "ocsched")
+        for name, command in self.commands.items():
+            tidy(command, name)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return tidy(super().get_command(ctx, cmd_name), cmd_name)
 
     def main(  # type: ignore[override]
         self,

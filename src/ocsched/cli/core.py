@@ -930,7 +930,11 @@ def demo_cmd(
     switches: Annotated[
         int | None,
         typer.Option(
-            "--switches", "-s", parser=_SWITCHES, metavar="INTEGER", help="Parallel OCSes [default: 16]."
+            "--switches",
+            "-s",
+            parser=_SWITCHES,
+            metavar="INTEGER",
+            help="Parallel OCSes (default 16, or one per --delta).",
         ),
     ] = None,
     delta: Annotated[
@@ -940,7 +944,7 @@ def demo_cmd(
             "-d",
             parser=_delta_list,
             metavar="DELTA[,DELTA...]",
-            help="Reconfiguration delay (line sums are 1); a list gives one per switch [default: 0.04].",
+            help="Reconfiguration delay (line sums are 1; default 0.04); a list gives one per switch.",
         ),
     ] = None,
     fabric: FabricOpt = None,

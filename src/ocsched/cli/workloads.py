@@ -29,7 +29,7 @@ GENERATE_EXAMPLES = """\
 ocsched generate gpt32 --normalize -o d.npy
 ocsched generate moe --gpus 16 --seed 3 -o moe.csv             # bytes
 ocsched generate moe --gpus 16 --link-rate 400Gbps -o moe.npy   # seconds
-ocsched generate uniform --n 8 -o - | ocsched schedule - -s 2 -d 0.01
+ocsched generate standard --n 32 -o - | ocsched schedule - -s 2 -d 0.01
 """
 
 

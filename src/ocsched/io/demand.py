@@ -46,6 +46,11 @@ def spool_stdin(*, stream: IO[bytes] | None = None) -> Path:
 
     The format is told from the content: ``.npy`` and ``.npz`` by their magic bytes, JSON by its
     first character (``[`` or ``{``), CSV otherwise. The file is removed when the process exits.
+
+    Raises
+    ------
+    InvalidInputError
+        If stdin is empty.
     """
     import atexit
     import shutil
@@ -53,6 +58,8 @@ def spool_stdin(*, stream: IO[bytes] | None = None) -> Path:
     import tempfile
 
     data = (stream or sys.stdin.buffer).read(MAX_DENSE_ELEMENTS * 8 + 1)
+    if not data.strip():
+        raise InvalidInputError("`demand` is - (stdin), but stdin is empty")
     if data.startswith(b"\x93NUMPY"):
         suffix = ".npy"
     elif data.startswith(b"PK"):
