@@ -158,7 +158,11 @@ def test_read_demand_rejects_fixture_with_reader_message(fname: str, pattern: st
         ("negport.csv", "src,dst,value\n0,-1,1\n", r"line 2: ports must be integers in 0\.\.999999"),
         ("longx.csv", "src,dst,value\n0,1,x\n", r"could not be read as \.csv"),
         ("longneg.csv", "src,dst,value\n0,1,-2\n", r"must be non-negative; .*\[0, 1\] = -2\.0"),
-        ("badhead.csv", "from,to,amount\n0,1,2\n", r"must be a square n x n matrix; got shape \(1, 3\)"),
+        (
+            "badhead.csv",
+            "a,b,c\n0,1,2\n",
+            r"must be a square n x n matrix; got shape \(1, 3\)",
+        ),  # not long-form names
         ("utf.csv", b"0,1\n\xff\xfe,0\n", r"could not be read as \.csv: 'utf-8' codec"),
         ("empty.json", "", r"could not be read as \.json"),
         ("nodemand.json", '{"matrix": [[0]]}', r"object without a 'demand' key"),

@@ -35,6 +35,7 @@ __all__ = [
     "TIME_UNITS",
     "bytes_per_second",
     "bytes_to_seconds",
+    "duration_in",
     "seconds",
     "split_quantity",
 ]
@@ -139,3 +140,51 @@ def bytes_to_seconds(amount: ArrayLike, link_rate: str | float) -> NDArray[np.fl
     [[0.0, 0.1], [0.0, 0.0]]
     """
     return np.asarray(amount, dtype=np.float64) / bytes_per_second(link_rate)
+
+
+def duration_in(duration: str | float, unit: str | None, *, name: str = "duration") -> float:
+    """Return a duration in time unit ``unit``: ``"10us"`` in ``"ms"`` is 0.01; a bare number is
+    taken as already in ``unit``.
+
+    Parameters
+    ----------
+    duration : str or float
+        A number, or text with an optional time unit (one of :data:`TIME_UNITS`).
+    unit : str or None
+        The unit wanted (a key of :data:`TIME_UNITS`); None when the demand's unit is not known,
+        and then only a bare number is accepted: a unit would have nothing to convert to.
+    name : str
+        The argument's name, for error messages.
+
+    Raises
+    ------
+    InvalidInputError
+        For a negative or non-finite value, an unknown unit, or a unit when ``unit`` is None.
+
+    Examples
+    --------
+    >>> duration_in("10us", "ms"), duration_in("0.04", "s"), duration_in("2ms", "us")
+    (0.01, 0.04, 2000.0)
+    """
+    if isinstance(duration, bool):
+        raise InvalidInputError(f"`{name}` must be a duration such as 10us; got {duration!r}")
+    if isinstance(duration, int | float | np.floating | np.integer):
+        value, suffix = float(duration), ""
+    else:
+        value, suffix = split_quantity(duration, name)
+    if not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"`{name}` must be a finite duration >= 0; got {duration!r}")
+    if not suffix:
+        return value
+    if suffix not in TIME_UNITS:
+        raise InvalidInputError(f"`{name}` must be a duration in {', '.join(TIME_UNITS)}; got {duration!r}")
+    if unit is None:
+        raise InvalidInputError(
+            f"`{name}` {duration!r} has a time unit but the demand's is not given: say it with --unit "
+            "(s, ms, us, ns), or --unit bytes --link-rate RATE"
+        )
+    if unit not in TIME_UNITS:
+        raise InvalidInputError(f"unit must be one of {', '.join(TIME_UNITS)}; got {unit!r}")
+    up, down = TIME_UNITS[unit], TIME_UNITS[suffix]
+    # Scale by a ratio >= 1 (an exact power of ten): 10us is 1e-05 s, not 9.999999999999999e-06.
+    return value * (up / down) if up >= down else value / (down / up)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import logging
 import math
 import os
 import sys
@@ -29,6 +28,8 @@ from typer.core import TyperGroup
 
 from ocsched._checks import check_bool, check_choice
 from ocsched._version import __version__
+from ocsched.cli._help import tidy
+from ocsched.cli._output import with_log_options
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import MAX_SWITCHES
 from ocsched.io._files import os_reason
@@ -96,7 +97,20 @@ def _usage_message(exc: typer.TyperException) -> str:
 
 
 class OneLineErrors(TyperGroup):
-    """The ``ocsched`` group: usage errors become one ``error:`` line on stderr and exit code 2."""
+    """The ``ocsched`` group: usage errors become one ``error:`` line on stderr and exit code 2.
+
+    Its commands are handed out tidied (:func:`ocsched.cli._help.tidy`: help panels, EXAMPLES,
+    plain metavars); a mistyped command gets typer's "Did you mean ...?".
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tidy(self, "ocsched")
+        for name, command in self.commands.items():
+            tidy(command, name)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return tidy(super().get_command(ctx, cmd_name), cmd_name)
 
     def main(  # type: ignore[override]
         self,
@@ -161,12 +175,13 @@ def cli_errors(func: F) -> F:
     """Turn library errors into one line on stderr and exit code 2 (no traceback).
 
     Library errors, and the system's own refusals (:class:`OSError`: a full disk, a permission),
-    which a command cannot always foresee.
+    which a command cannot always foresee. The command also gets ``--quiet``/``--verbose``
+    (:func:`ocsched.cli._output.with_log_options`).
     """
+    func = with_log_options(func)  # type: ignore[assignment]  # the same command, two options more
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
         try:
             return func(*args, **kwargs)
         except (InvalidInputError, OcschedError) as exc:

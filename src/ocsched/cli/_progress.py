@@ -25,8 +25,8 @@ class ProgressLine:
     """Show ``done/total`` with an ETA on stderr: a live bar on a terminal, else one plain line
     every ``interval`` seconds (and at the start and the end).
 
-    ``update(done, total, eta_s, extra)``: ``eta_s`` None means "not known yet" (shown as such,
-    never guessed); ``extra`` is appended (e.g. "3 failed").
+    Under ``--quiet`` nothing is shown. ``update(done, total, eta_s, extra)``: ``eta_s`` None
+    means "not known yet" (shown as such, never guessed); ``extra`` is appended (e.g. "3 failed").
     """
 
     def __init__(
@@ -43,8 +43,11 @@ class ProgressLine:
         self.interval = interval
         self.clock = clock
         self.console = Console(stderr=True)
-        self.live = self.console.is_terminal and echo is None
-        self.echo = echo or (lambda line: typer.echo(line, err=True))
+        from ocsched.cli._output import is_quiet
+
+        quiet = echo is None and is_quiet()  # --quiet: no progress at all
+        self.live = self.console.is_terminal and echo is None and not quiet
+        self.echo = echo or ((lambda line: None) if quiet else (lambda line: typer.echo(line, err=True)))
         self.t0 = clock()
         self.last: float | None = None
         self.state: tuple[int, int, float | None, str] | None = None

@@ -15,6 +15,7 @@ from ocsched.cli._app import (
     parse_options,
     parse_switches,
 )
+from ocsched.cli._output import JsonOpt, emit
 from ocsched.cli._progress import ProgressLine
 from ocsched.errors import InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT
@@ -29,7 +30,13 @@ def _split_list(text: str, parse: Any, name: str) -> list[Any]:
     return [parse(t) for t in items]
 
 
-@app.command("gap")
+GAP_EXAMPLES = """\
+ocsched gap --workload random --n 4 --samples 5
+ocsched gap -w moe --n 4 -s 2 -d 0.04 --option gpus=4 --json
+"""
+
+
+@app.command("gap", epilog=GAP_EXAMPLES)
 @cli_errors
 def gap_cmd(
     workload: Annotated[
@@ -92,7 +99,8 @@ def gap_cmd(
         ),
     ] = None,
     option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="Workload option KEY=VALUE (repeatable).")
+        list[str] | None,
+        typer.Option("--option", metavar="KEY=VALUE", help="Workload option (repeatable)."),
     ] = None,
     density: Annotated[
         float,
@@ -109,6 +117,7 @@ def gap_cmd(
             "--algorithms", "-a", help="Comma-separated heuristics to compare (default: all registered)."
         ),
     ] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Sample tiny instances; print heuristic / exact and exact / lower bound (mean and max).
 
@@ -143,4 +152,36 @@ def gap_cmd(
             algorithms=algs,
             progress=lambda p: bar.update(p.done, p.total, p.eta_s),
         )
-    typer.echo(result.text(), nl=False)
+    if not as_json:
+        typer.echo(result.text(), nl=False)
+        return
+
+    def stats(vals: list[float]) -> dict[str, float] | None:
+        return {"mean": sum(vals) / len(vals), "max": max(vals)} if vals else None
+
+    def row(r: Any) -> dict[str, Any]:
+        return {
+            "switches": r.switches,
+            "delta": r.delta,
+            "optimal": r.optimal,
+            "exact_over_lb": stats(r.ratios["lb"]),
+            "heuristics": {
+                h: {"over_exact": stats(r.ratios[h]), "over_lb": stats(r.ratios[h + "/lb"])}
+                for h in result.heuristics
+            },
+        }
+
+    emit(
+        {
+            "workload": result.workload,
+            "n": result.n,
+            "samples": result.samples,
+            "seed": result.seed,
+            "node_limit": result.node_limit,
+            "time_limit_s": result.time_limit,
+            "heuristics": list(result.heuristics),
+            "rows": [row(r) for r in result.rows],
+            "all": row(result.total),
+        },
+        as_json=True,
+    )

@@ -16,7 +16,13 @@ else:  # typer shows and checks a Literal's values as choices
     CircuitFormat = choice_type(CIRCUIT_FORMATS)
 
 
-@app.command("export")
+EXPORT_EXAMPLES = """\
+ocsched export s.json > circuits.csv
+ocsched export s.json -f circuits-parquet -o circuits.parquet
+"""
+
+
+@app.command("export", epilog=EXPORT_EXAMPLES)
 @cli_errors
 def export_cmd(
     schedule_file: Annotated[
@@ -30,7 +36,7 @@ def export_cmd(
         typer.Option("--format", "-f", help="Table format."),
     ] = "circuits-csv",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="File to write (circuits-csv: stdout if omitted).")
+        Path | None, typer.Option("--out", "-o", help="File to write (circuits-csv: stdout if omitted or -).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
 ) -> None:
@@ -42,6 +48,8 @@ def export_cmd(
     """
     from ocsched import io
 
+    if out is not None and str(out) == "-":  # stdout, as with no --out
+        out = None
     if out is None and fmt != "circuits-csv":
         raise fail(f"--format {fmt} needs --out FILE")
     if out is not None:

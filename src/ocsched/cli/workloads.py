@@ -21,7 +21,16 @@ from ocsched.cli._app import (
     option_types,
     parse_options,
 )
+from ocsched.cli._output import JsonOpt, emit
+from ocsched.errors import InvalidInputError
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
+
+GENERATE_EXAMPLES = """\
+ocsched generate gpt32 --normalize -o d.npy
+ocsched generate moe --gpus 16 --seed 3 -o moe.csv             # bytes
+ocsched generate moe --gpus 16 --link-rate 400Gbps -o moe.npy   # seconds
+ocsched generate standard --n 32 -o - | ocsched schedule - -s 2 -d 0.01
+"""
 
 
 def _show(value: Any) -> str:
@@ -51,16 +60,22 @@ def _param_docs(func: Any) -> dict[str, str]:
 @app.command(
     "generate",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog=GENERATE_EXAMPLES,
 )
 @cli_errors
 def generate_cmd(
     ctx: typer.Context,
     name: Annotated[
         WorkloadName,
-        typer.Argument(help="Workload name (see `ocsched workloads`).", show_default=False),
+        typer.Argument(metavar="NAME", help="Workload name (see `ocsched workloads`).", show_default=False),
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Output file: .npy, .npz (sparse), .csv or .json.")
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output file: .npy, .npz (sparse), .csv or .json; - writes CSV (JSON) to stdout.",
+        ),
     ],
     seed: Annotated[
         int,
@@ -80,6 +95,15 @@ def generate_cmd(
             help="Convert bytes to seconds on one link of this rate (Gb/s, > 0).",
         ),
     ] = None,
+    link_rate: Annotated[
+        str | None,
+        typer.Option(
+            "--link-rate",
+            metavar="RATE",
+            help="Convert bytes to seconds on one link of this rate (400Gbps, 50GB/s).",
+            show_default=False,
+        ),
+    ] = None,
     normalize: Annotated[bool, typer.Option("--normalize", help="Divide by the largest line sum.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
 ) -> None:
@@ -89,7 +113,15 @@ def generate_cmd(
     from ocsched import io
 
     options = parse_options(name, flag_pairs(name, list(ctx.args)))
-    io.check_writable(out, force=force, name="--out")
+    if link_rate is not None:
+        from ocsched.units import bytes_per_second
+
+        if link_gbps is not None:
+            raise InvalidInputError("give one of `--link-rate` and `--link-gbps`")
+        link_gbps = bytes_per_second(link_rate, name="--link-rate") * 8 / 1e9
+    stdout = str(out) == "-"
+    if not stdout:
+        io.check_writable(out, force=force, name="--out")
     if name in ITERATION_WORKLOADS:
         if normalize:
             raise fail(f"`--normalize` applies to single matrices; {name!r} is an iteration (seconds)")
@@ -105,7 +137,10 @@ def generate_cmd(
             f"workload {name!r} with these options gives a non-finite entry [{i}, {j}] = {matrix[i, j]}; "
             "nothing written"
         )
-    io.write_demand(matrix, out, force=force)
+    if stdout:
+        typer.echo(io.demand_csv(matrix), nl=False)
+    else:
+        io.write_demand(matrix, out, force=force)
     if normalize:
         unit = "normalised (largest line sum 1)"
     elif w.unit == "bytes":
@@ -124,7 +159,7 @@ def generate_cmd(
         ("nonzeros", f"{int((off > 0).sum())} (at most {int((off > 0).sum(axis=1).max(initial=0))} per row)"),
         ("max line sum", f"{line:.6g}"),
         ("unit", unit),
-        ("written to", str(out)),
+        ("written to", "stdout" if stdout else str(out)),
     ]
     if np.trace(matrix) > 0:
         rows.insert(
@@ -132,7 +167,7 @@ def generate_cmd(
         )
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
-        typer.echo(f"{k:<{width}}  {v}")
+        typer.echo(f"{k:<{width}}  {v}", err=stdout)
 
 
 def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: int, force: bool) -> None:
@@ -140,23 +175,27 @@ def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: 
     from ocsched import io
     from ocsched.workloads import generate_iteration
 
-    if out.suffix.lower() != ".json":
+    stdout = str(out) == "-"
+    if out.suffix.lower() != ".json" and not stdout:
         raise fail(f"iteration workload {name!r} is written as JSON (ocsched.sequence); got --out {out}")
     if "path" in options:  # a generator's `trace` option is given as a file, read here
         options["trace"] = io.read_coflow_trace(options.pop("path"))
     it = generate_iteration(name, seed=seed, **options)
-    io.write_iteration(it, out, force=force)
+    if stdout:
+        typer.echo(it.to_json())
+    else:
+        io.write_iteration(it, out, force=force)
     rows = [
         ("workload", name + "".join(f" --{k.replace('_', '-')} {_show(v)}" for k, v in options.items())),
         ("seed", str(seed)),
         ("phases", str(len(it.phases))),
         ("ports", str(it.n)),
         ("compute gaps", f"{sum(p.gap_before for p in it.phases):.6g} (seconds)"),
-        ("written to", str(out)),
+        ("written to", "stdout" if stdout else str(out)),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
-        typer.echo(f"{k:<{width}}  {v}")
+        typer.echo(f"{k:<{width}}  {v}", err=stdout)
 
 
 def _echo_options(name: str, func: Callable[..., Any], options: dict[str, Any]) -> None:
@@ -172,22 +211,54 @@ def _echo_options(name: str, func: Callable[..., Any], options: dict[str, Any]) 
         typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
 
 
-@app.command("workloads")
+def _options_facts(name: str, func: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    kinds = option_types(name)
+    docs = _param_docs(func)
+    out: dict[str, Any] = {}
+    for opt, default in options.items():
+        if opt == "trace":
+            opt, default = "path", None
+            docs["path"] = "A trace file in the same format to read instead of the packaged one."
+        out[opt] = {"type": kinds[opt].__name__, "default": default, "help": docs.get(opt, "")}
+    return out
+
+
+@app.command("workloads", epilog="ocsched workloads\nocsched workloads --json | jq '.workloads | keys'\n")
 @cli_errors
-def workloads_cmd() -> None:
+def workloads_cmd(as_json: JsonOpt = False) -> None:
     """List the workload generators with their options and defaults."""
-    from ocsched.workloads import workloads
+    from ocsched.workloads import iteration_workloads, workloads
+
+    if as_json:
+        facts: dict[str, Any] = {}
+        for name, desc in workloads().items():
+            w = WORKLOADS[name]
+            facts[name] = {
+                "kind": "matrix",
+                "unit": w.unit,
+                "description": desc,
+                "options": _options_facts(name, w.func, w.options()),
+            }
+        for name, desc in iteration_workloads().items():
+            iw = ITERATION_WORKLOADS[name]
+            facts[name] = {
+                "kind": "iteration",
+                "unit": "s",
+                "description": desc,
+                "options": _options_facts(name, iw.func, iw.options()),
+            }
+        emit({"workloads": facts}, as_json=True)
+        return
 
     for name, desc in workloads().items():
         w = WORKLOADS[name]
         typer.echo(f"{name} [{w.unit}]  {desc}")
         _echo_options(name, w.func, w.options())
-    from ocsched.workloads import iteration_workloads
 
     for name, desc in iteration_workloads().items():
         typer.echo(f"{name} [iteration: ocsched.sequence JSON]  {desc}")
         _echo_options(name, ITERATION_WORKLOADS[name].func, ITERATION_WORKLOADS[name].options())
     typer.echo(
         "\nUsage: ocsched generate NAME [--option value ...] --seed K --out FILE"
-        " [--link-gbps R] [--normalize] [--force]"
+        " [--link-rate R] [--normalize] [--force]"
     )

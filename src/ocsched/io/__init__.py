@@ -46,7 +46,7 @@ from ocsched.io.circuits import (
     schedule_fabric,
     write_circuits,
 )
-from ocsched.io.demand import DEMAND_SUFFIXES, read_demand, read_demand_named, write_demand
+from ocsched.io.demand import DEMAND_SUFFIXES, demand_csv, read_demand, read_demand_named, write_demand
 from ocsched.io.fabric import fabric_from_options as fabric_from_options
 from ocsched.io.fabric import read_fabric as read_fabric
 from ocsched.io.iteration import (
@@ -80,6 +80,7 @@ __all__ = [
     "check_writable",
     "circuit_table",
     "circuits_csv",
+    "demand_csv",
     "generate",
     "is_iteration",
     "read_any_schedule",

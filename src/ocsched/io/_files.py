@@ -101,19 +101,36 @@ def os_reason(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+#: Most bytes a gzip-compressed text file may expand to (a small file must not fill the memory).
+MAX_GZIP_TEXT = 4 * 2**30
+
+
 def read_text(p: Path, what: str) -> str:
-    """Return the text of file ``p``; ``what`` (such as ``"`schedule` file"``) names it in any error."""
+    """Return the text of file ``p`` (gunzipped if its name ends ``.gz``); ``what`` names it in errors."""
     if not p.is_file():
         raise InvalidInputError(f"{what} not found: {p}")
     try:
+        if p.name.lower().endswith(".gz"):
+            import gzip
+
+            with gzip.open(p, "rb") as fh:
+                data = fh.read(MAX_GZIP_TEXT + 1)
+            if len(data) > MAX_GZIP_TEXT:
+                raise InvalidInputError(f"{what} {p} expands beyond {MAX_GZIP_TEXT} bytes")
+            return data.decode()
         return p.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise InvalidInputError(f"{what} {p} could not be read: {exc}") from None
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
-    """Write ``text`` (UTF-8) through :func:`write_atomic`."""
-    return write_atomic(path, lambda f: f.write(text.encode()), force=force)
+    """Write ``text`` (UTF-8, gzip-compressed if the name ends ``.gz``) through :func:`write_atomic`."""
+    data = text.encode()
+    if Path(path).name.lower().endswith(".gz"):
+        import gzip
+
+        data = gzip.compress(data, compresslevel=6, mtime=0)  # mtime 0: the same bytes every time
+    return write_atomic(path, lambda f: f.write(data), force=force)
 
 
 def _umask() -> int:

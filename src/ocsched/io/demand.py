@@ -33,7 +33,51 @@ def _suffix(path: Path, name: str) -> str:
     return suffix
 
 
-def read_demand(path: str | os.PathLike[str], *, name: str = "demand") -> Demand:
+#: Long-form CSV header names, lower-case, for the source, destination and amount columns.
+SRC_NAMES = ("src", "source", "from", "sender", "u")
+DST_NAMES = ("dst", "target", "to", "dest", "destination", "receiver", "v")
+VALUE_NAMES = ("value", "weight", "bytes", "size", "demand", "amount", "volume", "time")
+#: Columns are (source, destination, amount) header names of a long-form CSV.
+Columns = tuple[str, str, str]
+
+
+def spool_stdin(*, stream: IO[bytes] | None = None) -> Path:
+    """Copy stdin (or ``stream``) to a temporary file whose suffix says what it holds; return it.
+
+    The format is told from the content: ``.npy`` and ``.npz`` by their magic bytes, JSON by its
+    first character (``[`` or ``{``), CSV otherwise. The file is removed when the process exits.
+
+    Raises
+    ------
+    InvalidInputError
+        If stdin is empty.
+    """
+    import atexit
+    import shutil
+    import sys
+    import tempfile
+
+    data = (stream or sys.stdin.buffer).read(MAX_DENSE_ELEMENTS * 8 + 1)
+    if not data.strip():
+        raise InvalidInputError("`demand` is - (stdin), but stdin is empty")
+    if data.startswith(b"\x93NUMPY"):
+        suffix = ".npy"
+    elif data.startswith(b"PK"):
+        suffix = ".npz"
+    elif data.lstrip()[:1] in (b"[", b"{"):
+        suffix = ".json"
+    else:
+        suffix = ".csv"
+    folder = tempfile.mkdtemp(prefix="ocsched-stdin-")
+    atexit.register(shutil.rmtree, folder, True)
+    path = Path(folder) / f"stdin{suffix}"
+    path.write_bytes(data)
+    return path
+
+
+def read_demand(
+    path: str | os.PathLike[str], *, name: str = "demand", columns: Columns | None = None
+) -> Demand:
     """Read a demand matrix from ``path`` (format chosen by suffix; see the module docstring).
 
     Raises
@@ -50,17 +94,23 @@ def read_demand(path: str | os.PathLike[str], *, name: str = "demand") -> Demand
     >>> read_demand(p).to_dense().tolist()
     [[0.0, 2.5], [1.0, 0.0]]
     """
-    return read_demand_named(path, name=name)[0]
+    return read_demand_named(path, name=name, columns=columns)[0]
 
 
 def read_demand_named(
-    path: str | os.PathLike[str], *, name: str = "demand"
+    path: str | os.PathLike[str], *, name: str = "demand", columns: Columns | None = None
 ) -> tuple[Demand, tuple[str, ...] | None]:
     """Read a demand matrix and its port names, if the file names its ports (CSV only).
 
     Names come from a dense CSV's header row (or its index column) and from non-numeric
-    ``src``/``dst`` entries of a long-form CSV (numbered in order of first appearance); a header
-    of plain numbers ``0..n-1`` is not a set of names.
+    source/destination entries of a long-form CSV (numbered in order of first appearance); a
+    header of plain numbers ``0..n-1`` is not a set of names.
+
+    A long-form CSV is recognised by its header: a source column (:data:`SRC_NAMES`: ``src``,
+    ``source``, ``from``, ...), a destination column (:data:`DST_NAMES`: ``dst``, ``target``,
+    ``to``, ...) and an amount column (:data:`VALUE_NAMES`: ``value``, ``weight``, ``bytes``,
+    ...), in any order and case, other columns ignored; ``columns=(src, dst, value)`` names
+    them instead (then a missing one is an error listing the columns found).
 
     Examples
     --------
@@ -75,8 +125,10 @@ def read_demand_named(
     suffix = _suffix(p, name)
     if not p.is_file():
         raise InvalidInputError(f"`{name}` file not found: {p}")
+    if columns is not None and suffix != ".csv":
+        raise InvalidInputError(f"`columns` applies to long-form .csv files; `{name}` is {p}")
     try:
-        matrix, names = _READERS[suffix](p)
+        matrix, names = _read_csv(p, columns) if suffix == ".csv" else _READERS[suffix](p)
     except InvalidInputError as exc:
         raise InvalidInputError(f"`{name}`: {exc}") from None
     except RecursionError:
@@ -179,14 +231,43 @@ def _warn_one_based(names: list[str], p: Path) -> None:
         )
 
 
-def _read_csv(p: Path) -> Named:
+def _long_columns(p: Path, head: list[str], columns: Columns | None) -> tuple[int, int, int] | None:
+    """Where the source, destination and amount columns are, or None for a dense file."""
+    low = [c.strip().lower() for c in head]
+    if columns is not None:
+        found = []
+        for want in columns:
+            if want.lower() not in low:
+                raise InvalidInputError(
+                    f"csv file {p} has no column {want!r} (from `columns`); its columns are "
+                    f"{', '.join(repr(c) for c in head)}"
+                )
+            found.append(low.index(want.lower()))
+        return found[0], found[1], found[2]
+    picks = [
+        next((k for k, c in enumerate(low) if c in names), None)
+        for names in (SRC_NAMES, DST_NAMES, VALUE_NAMES)
+    ]
+    if all(k is not None for k in picks):
+        return picks[0], picks[1], picks[2]  # type: ignore[return-value]
+    if sum(k is not None for k in picks) >= 2:  # two of three: a long-form file with an odd name
+        raise InvalidInputError(
+            f"csv file {p} looks long-form but its columns {', '.join(repr(c) for c in head)} lack a "
+            f"{'source' if picks[0] is None else 'destination' if picks[1] is None else 'value'} column: "
+            f"name them src/source/from, dst/target/to, value/weight/bytes, or give --columns SRC,DST,VALUE"
+        )
+    return None
+
+
+def _read_csv(p: Path, columns: Columns | None = None) -> Named:
     lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
     lines = [ln for ln in lines if ln]
     if not lines:
         raise InvalidInputError(f"csv file {p} is empty")
-    head = [c.strip().lower() for c in lines[0].split(",")]
-    if head[-3:] == ["src", "dst", "value"] and len(head) in (3, 4):
-        return _read_long_csv(p, lines, index=len(head) == 4)
+    head = [c.strip() for c in lines[0].split(",")]
+    where = _long_columns(p, head, columns)
+    if where is not None:
+        return _read_long_csv(p, lines, where, head)
     cells = [[c.strip() for c in ln.split(",")] for ln in lines]
     width = len(cells[0])
     # A header row: a non-numeric or empty cell (DataFrame.to_csv leaves the corner empty), or
@@ -219,19 +300,23 @@ def _read_csv(p: Path) -> Named:
     return data, names
 
 
-def _read_long_csv(p: Path, lines: list[str], *, index: bool) -> Named:
+def _read_long_csv(p: Path, lines: list[str], where: tuple[int, int, int], head: list[str]) -> Named:
     rows = [[c.strip() for c in ln.split(",")] for ln in lines[1:]]
     if not rows:
         raise InvalidInputError(f"csv file {p} has a header but no flows")
     if len(rows) > MAX_NNZ:
         raise InvalidInputError(f"csv file {p} holds {len(rows)} flows, above the limit of {MAX_NNZ}")
-    width = 4 if index else 3
     for k, r in enumerate(rows):
-        if len(r) != width:
-            raise InvalidInputError(f"csv file {p} line {k + 2}: expected src,dst,value; got {','.join(r)!r}")
-    if index:
-        rows = [r[1:] for r in rows]
-    values = np.array([float(r[2]) for r in rows], dtype=np.float64)
+        if len(r) != len(head):
+            raise InvalidInputError(
+                f"csv file {p} line {k + 2}: expected {','.join(head)}; got {','.join(r)!r}"
+            )
+    rows = [[r[k] for k in where] for r in rows]
+    numbers = [_number(r[2]) for r in rows]
+    if None in numbers:
+        k = numbers.index(None)
+        raise ValueError(f"line {k + 2}: column {head[where[2]]!r} must be a number; got {rows[k][2]!r}")
+    values = np.array(numbers, dtype=np.float64)
     ends = [r[0] for r in rows] + [r[1] for r in rows]
     names: tuple[str, ...] | None = None
     if all(_number(c) is not None for c in ends):
@@ -288,6 +373,19 @@ _READERS: dict[str, Callable[[Path], Named]] = {
     ".csv": _read_csv,
     ".json": _read_json,
 }
+
+
+def demand_csv(matrix: ArrayLike | sp.sparray | Demand) -> str:
+    """The text :func:`write_demand` writes to a ``.csv`` file (n rows of n numbers).
+
+    >>> demand_csv([[0, 1.5], [2, 0]])
+    '0,1.5\\n2,0\\n'
+    """
+    m: Any = matrix.to_dense() if isinstance(matrix, Demand) else matrix
+    if sp.issparse(m):
+        m = cast(Any, m).toarray()
+    dense = np.asarray(m, dtype=np.float64)
+    return "".join(",".join(f"{x:.17g}" for x in row) + "\n" for row in dense)
 
 
 def write_demand(

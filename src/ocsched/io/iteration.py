@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,18 +22,43 @@ T = TypeVar("T")
 GAPS_FILE = "gaps.csv"
 
 
-def _read_gaps(p: Path) -> list[float]:
+def _read_gaps(p: Path, phases: list[str]) -> list[float]:
+    """The gaps of ``gaps.csv``: one per line in the phases' order, or ``name,gap`` rows by name."""
     lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
     lines = [ln for ln in lines if ln]
     if lines and _number(lines[0].split(",")[-1]) is None:
         lines = lines[1:]  # a header such as "gap_before" or "name,gap_before"
-    out = []
-    for k, ln in enumerate(lines):
-        v = _number(ln.split(",")[-1])
-        if v is None:
-            raise InvalidInputError(f"`gaps` file {p}: line {k + 1} is not a number: {ln!r}")
-        out.append(v)
-    return out
+    rows = [[c.strip() for c in ln.split(",")] for ln in lines]
+    values = []
+    for k, r in enumerate(rows):
+        v = _number(r[-1])
+        if v is None or len(r) > 2:
+            raise InvalidInputError(f"`gaps` file {p}: line {k + 1} is not GAP or NAME,GAP: {lines[k]!r}")
+        values.append(v)
+    if not rows or all(len(r) == 1 for r in rows):
+        return values
+    if any(len(r) != 2 for r in rows):
+        raise InvalidInputError(f"`gaps` file {p}: give every line a phase name (NAME,GAP) or none")
+    by_name: dict[str, float] = {}
+    for r, v in zip(rows, values, strict=True):
+        if r[0] in by_name:
+            raise InvalidInputError(f"`gaps` file {p}: phase {r[0]!r} given twice")
+        by_name[r[0]] = v
+    unknown = [n for n in by_name if n not in phases]
+    if unknown:
+        raise InvalidInputError(
+            f"`gaps` file {p} names phase(s) {', '.join(map(repr, unknown))} that the folder does not "
+            f"hold; its phases are {', '.join(phases)}"
+        )
+    missing = [n for n in phases if n not in by_name]
+    if missing:
+        raise InvalidInputError(f"`gaps` file {p} gives no gap for phase(s) {', '.join(map(repr, missing))}")
+    return [by_name[n] for n in phases]
+
+
+def _natural(name: str) -> list[tuple[int, int | str]]:
+    """Sort key reading digit runs as numbers: phase2 before phase10."""
+    return [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"([0-9]+)", name) if t]
 
 
 def read_iteration(
@@ -43,9 +69,10 @@ def read_iteration(
     - ``.json``: ``{"format": "ocsched.sequence", "version": 1, "phases": [...]}`` (see
       :mod:`ocsched.iteration`); gaps come from the file.
     - ``.npy``: a K x n x n array, one phase per slice; ``gaps`` gives one gap for all or one each.
-    - a folder: one demand file per phase (any :data:`DEMAND_SUFFIXES`), in order of file name,
-      and optionally :data:`GAPS_FILE` with one gap per line (or ``name,gap`` rows; a header line
-      is skipped); ``gaps`` overrides it.
+    - a folder: one demand file per phase (any :data:`DEMAND_SUFFIXES`), in natural order of file
+      name (``phase2`` before ``phase10``), and optionally :data:`GAPS_FILE` with one gap per line
+      in that order, or ``name,gap`` rows matched to the files' stems (a phase missing from it,
+      or a name no file has, is an error; a header line is skipped); ``gaps`` overrides it.
 
     Raises
     ------
@@ -64,13 +91,13 @@ def read_iteration(
     """
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in DEMAND_SUFFIXES)
-        files = [f for f in files if f.name != GAPS_FILE]
+        files = [f for f in p.iterdir() if f.is_file() and f.suffix.lower() in DEMAND_SUFFIXES]
+        files = sorted((f for f in files if f.name != GAPS_FILE), key=lambda f: (_natural(f.name), f.name))
         if not files:
             raise InvalidInputError(f"`{name}` folder {p} holds no matrix ({', '.join(DEMAND_SUFFIXES)})")
         mats = [read_demand(f, name=f"{name} phase {f.stem}") for f in files]
         if gaps is None and (p / GAPS_FILE).is_file():
-            gaps = _read_gaps(p / GAPS_FILE)
+            gaps = _read_gaps(p / GAPS_FILE, [f.stem for f in files])
         return Iteration.from_matrices(mats, gaps=gaps, names=[f.stem for f in files])
     if not p.is_file():
         raise InvalidInputError(f"`{name}` file not found: {p}")
@@ -124,7 +151,7 @@ def write_iteration_schedule(
     schedule: IterationSchedule, path: str | os.PathLike[str], *, force: bool = False
 ) -> Path:
     """Write an iteration schedule as ``ocsched.iteration-schedule`` JSON."""
-    text = schedule.to_json(indent=1)
+    text = schedule.to_json()
     return write_text(path, text, force=force)
 
 

@@ -15,7 +15,7 @@ from ocsched.model import Schedule
 
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write ``schedule`` as JSON (see :meth:`Schedule.to_json`)."""
-    text = schedule.to_json(indent=1)
+    text = schedule.to_json()
     return write_text(path, text, force=force)
 
 
