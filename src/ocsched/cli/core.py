@@ -195,6 +195,15 @@ def schedule_cmd(
             show_default=False,
         ),
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="An option of the algorithm as KEY=VALUE (repeat; an unknown KEY lists the allowed ones), "
+            "e.g. --option node_limit=500 for exact.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Schedule a demand matrix, a training iteration or a trace; print makespan, bound and statistics."""
     from ocsched import io
@@ -203,6 +212,9 @@ def schedule_cmd(
     fab = _fabric(switches, delta, reconfiguration, fabric)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
+    options = _algorithm_options(option)
+    if options and (io.traces.is_trace(demand) or io.is_iteration(demand)):
+        raise InvalidInputError("`--option` applies to single demand matrices, not iterations or traces")
     if io.traces.is_trace(demand):
         it = traces.trace_iteration(demand, link_rate, **traces.trace_options(trace_option))
         _schedule_iteration(it, fab, algorithm, iteration_algorithm, seed, out, force, meta=dict(it.meta))
@@ -224,7 +236,7 @@ def schedule_cmd(
 
     t0 = time.perf_counter()
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
-        sched = schedule(dem, fabric=fab, algorithm=algorithm, rng=seed)
+        sched = schedule(dem, fabric=fab, algorithm=algorithm, rng=seed, options=options)
     elapsed = time.perf_counter() - t0
     d = max(fab.deltas)
     _check_finite({"makespan": sched.makespan, "lower bound": sched.lower_bound or 0.0}, d)
@@ -253,6 +265,19 @@ def schedule_cmd(
         io.write_schedule(sched, out, force=force)
         rows.append(("written to", str(out)))
     _summary(rows)
+
+
+def _algorithm_options(texts: list[str] | None) -> dict[str, object] | None:
+    """``--option KEY=VALUE`` flags as a dict (values stay text: the registry converts and checks them)."""
+    if not texts:
+        return None
+    out: dict[str, object] = {}
+    for text in texts:
+        key, eq, value = text.partition("=")
+        if not eq or not key.strip():
+            raise InvalidInputError(f"`--option` must be KEY=VALUE; got {text!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def _check_valid(report: ValidationReport) -> None:

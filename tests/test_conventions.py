@@ -1,0 +1,99 @@
+"""The library's conventions: per-algorithm options, one spelling, port names, frames and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import ocsched
+from ocsched import InvalidInputError, schedule
+from ocsched.cli import app
+from ocsched.schedulers import SCHEDULERS
+
+D3 = [[0, 3, 1], [1, 0, 3], [3, 1, 0]]
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    return res.exit_code, res.output
+
+
+# --- options={...} per algorithm -------------------------------------------------------------
+
+
+def test_every_registry_option_default_is_accepted_by_its_scheduler() -> None:
+    for name, sch in SCHEDULERS.items():
+        for key, opt in sch.options.items():
+            assert opt.check(opt.default, key) == opt.default, (name, key)
+
+
+def test_exact_node_limit_is_passed_and_recorded() -> None:
+    s = schedule(D3, switches=2, delta=0.5, algorithm="exact", options={"node_limit": 3})
+    assert s.meta["options"] == {"node_limit": 3}
+    assert ocsched.validate(s, D3).ok
+    assert "options" not in schedule(D3, switches=2, delta=0.5).meta  # no options, no key
+
+
+def test_options_from_text_are_converted() -> None:
+    s = schedule(
+        D3, switches=2, delta=0.5, algorithm="exact", options={"node_limit": "7", "time_limit": "none"}
+    )
+    assert s.meta["options"] == {"node_limit": 7, "time_limit": None}
+
+
+def test_baseline_order_reaches_the_split() -> None:
+    from ocsched.baseline import split_schedule
+
+    rng = np.random.default_rng(3)
+    d = rng.random((12, 12)) * (rng.random((12, 12)) < 0.5)
+    np.fill_diagonal(d, 0)
+    b = schedule(d, switches=3, delta=0.1, algorithm="baseline", rng=1, options={"order": "random"})
+    assert ocsched.validate(b, d).ok
+    assert b.meta["options"] == {"order": "random"}
+    want, _ = split_schedule(ocsched.Demand.from_matrix(d), switches=3, delta=0.1, rng=1, order="random")
+    assert all(
+        len(x) == len(y) and all(p.same_as(q) for p, q in zip(x, y, strict=True))
+        for x, y in zip(b.switches, want, strict=True)
+    )
+
+
+def test_unknown_option_lists_the_allowed_ones() -> None:
+    with pytest.raises(
+        InvalidInputError, match=r"unknown option 'effort'.*allowed options: node_limit, time_limit"
+    ):
+        schedule(D3, switches=2, delta=0.5, algorithm="exact", options={"effort": 1})
+    with pytest.raises(InvalidInputError, match="'spectra'; it takes none"):
+        schedule(D3, switches=2, delta=0.5, options={"order": "index"})
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "options", "match"),
+    [
+        ("exact", {"node_limit": 0}, r"`node_limit` must be a finite number >= 1; got 0"),
+        ("exact", {"node_limit": 2.5}, r"`node_limit` must be an integer; got 2.5"),
+        ("exact", {"node_limit": None}, r"`node_limit` must be given a value"),
+        ("baseline", {"order": "zigzag"}, r"`order` must be one of index, random; got 'zigzag'"),
+        ("spectra-opt", {"node_limit": "many"}, r"`node_limit` must be an integer; got 'many'"),
+    ],
+)
+def test_bad_option_values(algorithm: str, options: dict[str, object], match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        schedule(D3, switches=2, delta=0.5, algorithm=algorithm, options=options)
+
+
+def test_cli_option_flag(tmp_path: Path) -> None:
+    p = tmp_path / "d.npy"
+    np.save(p, np.array(D3, dtype=float))
+    out = tmp_path / "s.json"
+    code, text = _cli(
+        "schedule", str(p), "-s", "2", "-d", "0.5", "-a", "exact", "--option", "node_limit=4", "-o", str(out)
+    )
+    assert code == 0, text
+    assert ocsched.Schedule.from_json(out.read_text()).meta["options"] == {"node_limit": 4}
+    code, text = _cli("schedule", str(p), "-s", "2", "-d", "0.5", "-a", "exact", "--option", "nodes=4")
+    assert code == 2 and "allowed options: node_limit, time_limit" in text
+    code, text = _cli("schedule", str(p), "-s", "2", "-d", "0.5", "--option", "node_limit")
+    assert code == 2 and "`--option` must be KEY=VALUE" in text
