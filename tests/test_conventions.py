@@ -97,3 +97,83 @@ def test_cli_option_flag(tmp_path: Path) -> None:
     assert code == 2 and "allowed options: node_limit, time_limit" in text
     code, text = _cli("schedule", str(p), "-s", "2", "-d", "0.5", "--option", "node_limit")
     assert code == 2 and "`--option` must be KEY=VALUE" in text
+
+
+# --- bring your own traffic: bytes, DataFrames, graphs, np.asarray ----------------------------
+
+
+def test_from_bytes_uses_the_units_helpers() -> None:
+    from ocsched.units import bytes_per_second
+
+    d = ocsched.Demand.from_bytes([[0, 5e9], [1e9, 0]], link_rate="400Gbps")
+    assert d.to_dense().tolist() == [[0.0, 0.1], [0.02, 0.0]]
+    same = ocsched.Demand.from_bytes([[0, 5e9], [1e9, 0]], link_rate=bytes_per_second("50GB/s"))
+    assert np.array_equal(np.asarray(same), np.asarray(d))
+    with pytest.raises(InvalidInputError, match="`link_rate` must be a rate with a unit"):
+        ocsched.Demand.from_bytes([[0, 1], [1, 0]], link_rate="400 furlongs")
+    with pytest.raises(InvalidInputError, match=r"must be non-negative; demand\[0, 1\] = -1"):
+        ocsched.Demand.from_bytes([[0, -1], [1, 0]], link_rate="1Gbps")
+
+
+def test_asarray_of_a_demand() -> None:
+    d = ocsched.Demand.from_matrix(D3)
+    a = np.asarray(d)
+    assert a.dtype == np.float64 and a.tolist() == [[0.0, 3.0, 1.0], [1.0, 0.0, 3.0], [3.0, 1.0, 0.0]]
+    assert np.asarray(d, dtype=np.float32).dtype == np.float32
+    assert float(np.sum(d)) == 12.0
+
+
+def test_dataframe_labels_become_port_names() -> None:
+    pd = pytest.importorskip("pandas")
+    names = ["gpu01", "gpu02", "gpu03"]
+    df = pd.DataFrame(D3, index=names, columns=names)
+    d = ocsched.Demand.from_matrix(df)
+    assert d.port_names == tuple(names)
+    s = schedule(df, switches=2, delta=0.5)
+    assert s.meta["port_names"] == names
+    assert ocsched.validate(s, df).ok
+    # columns in another order are aligned to the index, as pandas aligns by label
+    shuffled = df[["gpu03", "gpu01", "gpu02"]]
+    assert np.array_equal(np.asarray(ocsched.Demand.from_matrix(shuffled)), np.asarray(D3, dtype=float))
+    # a default RangeIndex names nothing
+    assert ocsched.Demand.from_matrix(pd.DataFrame(D3)).port_names is None
+    with pytest.raises(InvalidInputError, match="labels in only one of them: gpu03, gpu04"):
+        ocsched.Demand.from_matrix(pd.DataFrame(D3, index=names, columns=["gpu01", "gpu02", "gpu04"]))
+
+
+def test_networkx_digraph_is_a_demand() -> None:
+    nx = pytest.importorskip("networkx")
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([("a", "b", 3.0), ("b", "c", 3.0), ("c", "a", 3.0), ("a", "c", 1.0)])
+    d = ocsched.Demand.from_matrix(g)
+    assert d.port_names == ("a", "b", "c")
+    assert np.asarray(d).tolist() == [[0, 3, 1], [0, 0, 3], [3, 0, 0]]
+    s = schedule(g, switches=2, delta=0.5)
+    assert s.meta["port_names"] == ["a", "b", "c"] and ocsched.validate(s, g).ok
+    h = nx.DiGraph()
+    h.add_edge(0, 1, bytes=8e9)
+    assert np.asarray(ocsched.Demand.from_matrix(h, weight="bytes")).tolist() == [[0, 8e9], [0, 0]]
+    assert ocsched.Demand.from_matrix(h, weight="bytes").port_names is None
+    with pytest.raises(InvalidInputError, match=r"edge \(0, 1\) has no 'weight' attribute"):
+        ocsched.Demand.from_matrix(h)
+    with pytest.raises(InvalidInputError, match="must be directed"):
+        ocsched.Demand.from_matrix(nx.Graph([(0, 1)]))
+
+
+def test_install_hint_follows_the_install() -> None:
+    from ocsched import _extras
+
+    _extras._from_source.cache_clear()
+    # this test suite runs from an editable install of the clone
+    assert _extras.install_hint("plot") == "pip install -e '.[plot]'"
+    assert (
+        _extras.missing_extra("figures", "matplotlib", "plot")
+        == "figures need matplotlib: pip install -e '.[plot]'"
+    )
+
+
+def test_install_hint_outside_a_clone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocsched import _extras
+
+    monkeypatch.setattr(_extras, "_from_source", lambda: False)
+    assert _extras.install_hint("dask") == "pip install 'ocsched[dask]'"

@@ -634,6 +634,7 @@ def schedule(
             "runtime_s": elapsed,
             **({"fallback": fallback} if fallback is not None else {}),
             **({"options": opts} if opts else {}),
+            **({"port_names": list(dem.port_names)} if dem.port_names is not None else {}),
         },
         status=res.status,
         dual_bound=res.dual_bound,
