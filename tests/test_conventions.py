@@ -177,3 +177,57 @@ def test_install_hint_outside_a_clone(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(_extras, "_from_source", lambda: False)
     assert _extras.install_hint("dask") == "pip install 'ocsched[dask]'"
+
+
+# --- one spelling: rng=, normalize; validate's keywords ----------------------------------------
+
+
+def test_generate_takes_rng_and_seed_is_deprecated() -> None:
+    from ocsched.workloads import generate, generate_iteration
+
+    a = generate("standard", n=20, rng=4, normalize=True)
+    with pytest.warns(DeprecationWarning, match="`seed=` is deprecated; use `rng=`"):
+        b = generate("standard", n=20, seed=4, normalize=True)
+    with pytest.warns(DeprecationWarning, match="`normalized=` is deprecated; use `normalize=`"):
+        c = generate("standard", n=20, rng=4, normalized=True)
+    assert np.array_equal(a, b) and np.array_equal(a, c)
+    assert np.array_equal(
+        generate("standard", n=20, rng=np.random.default_rng(4)), generate("standard", n=20, rng=4)
+    )
+    with pytest.raises(InvalidInputError, match="give `rng` only"):
+        generate("standard", n=20, rng=1, seed=1)
+    it = generate_iteration("moe-iteration", gpus=8, layers=2, rng=3)
+    with pytest.warns(DeprecationWarning, match="`seed=`"):
+        old = generate_iteration("moe-iteration", gpus=8, layers=2, seed=3)
+    assert all(
+        np.array_equal(np.asarray(p.demand), np.asarray(q.demand))
+        for p, q in zip(it.phases, old.phases, strict=True)
+    )
+
+
+def test_sweep_config_spells_normalize_too() -> None:
+    from ocsched.sweep.config import expand, load_config
+
+    base = {"switches": 2, "delta": 0.1, "algorithms": ["spectra"], "workloads": [{"name": "moe8"}]}
+    new = load_config({**base, "normalize": False})
+    assert [r.normalized for r in expand(new)] == [False]
+    with pytest.raises(InvalidInputError, match="give `normalize` or `normalized`, not both"):
+        load_config({**base, "normalize": False, "normalized": True})
+
+
+def test_validate_has_explicit_keywords() -> None:
+    import inspect
+
+    params = inspect.signature(ocsched.validate).parameters
+    assert [p for p in params if params[p].kind is inspect.Parameter.KEYWORD_ONLY] == [
+        "fabric",
+        "delta",
+        "switches",
+        "tol",
+        "max_violations",
+    ]
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    s = schedule(D3, switches=2, delta=0.5)
+    assert not ocsched.validate(s, D3, delta=0.6).ok  # claims a smaller delay than the real one
+    with pytest.raises(TypeError):
+        ocsched.validate(s, D3, fabirc=None)  # type: ignore[call-arg]

@@ -645,7 +645,7 @@ def demo_cmd(
         delta = "0.04" if delta is None else delta
         switches = 16 if switches is None and "," not in delta else switches
     fab = _fabric(switches, delta, reconfiguration, fabric)
-    dem = Demand.from_matrix(generate("standard", n=n, seed=seed))
+    dem = Demand.from_matrix(generate("standard", n=n, rng=seed))
     typer.echo(
         f"Standard skewed benchmark: n={n} ports, {dem.nnz} flows (at most {dem.max_degree} per port), "
         f"largest line sum 1\nScheduling on s={fab.size} OCSes with reconfiguration delay {_deltas(fab)} "
