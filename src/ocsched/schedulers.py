@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +29,7 @@ from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.exact.near import NEAR_OPTIMAL_NODES
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
@@ -37,6 +38,7 @@ __all__ = [
     "FEATURES",
     "PORT_FEATURES",
     "SCHEDULERS",
+    "Option",
     "Result",
     "Scheduler",
     "algorithms",
@@ -74,7 +76,75 @@ class Result:
     dual_bound: float | None = None
 
 
-SchedulerFn = Callable[[Demand, Fabric, RngLike], Result]
+#: ``run(demand, fabric, rng, **options)``: the options are the scheduler's declared ones, checked.
+SchedulerFn = Callable[..., Result]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-algorithm option of :func:`schedule` (``options={...}``, the CLI's ``--option KEY=VALUE``).
+
+    Attributes
+    ----------
+    default : object
+        The value used when the option is not given.
+    kind : {"int", "float", "choice"}
+        What the value is; text (from the command line) is converted.
+    description : str
+        One line for listings and errors.
+    minimum : float or None
+        The smallest accepted value (int and float options).
+    choices : tuple of str
+        The accepted values of a ``"choice"`` option.
+    optional : bool
+        ``None`` is accepted (and means the option is off).
+    """
+
+    default: object
+    kind: Literal["int", "float", "choice"]
+    description: str
+    minimum: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def check(self, value: object, name: str) -> object:
+        """Return ``value`` converted and checked; raise :class:`InvalidInputError` naming ``name``."""
+        if value is None or (self.optional and isinstance(value, str) and value.lower() == "none"):
+            if self.optional:
+                return None
+            raise InvalidInputError(f"option `{name}` must be given a value; got None")
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise InvalidInputError(
+                    f"option `{name}` must be one of {', '.join(self.choices)}; got {value!r}"
+                )
+            return value
+        out: float | int
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            if self.kind == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise TypeError
+                out = (
+                    int(value)
+                    if isinstance(value, int | float | np.integer | np.floating)
+                    else int(str(value))
+                )
+            else:
+                out = (
+                    float(value)
+                    if isinstance(value, int | float | np.integer | np.floating)
+                    else float(str(value))
+                )
+        except (TypeError, ValueError):
+            what = "an integer" if self.kind == "int" else "a number"
+            raise InvalidInputError(f"option `{name}` must be {what}; got {value!r}") from None
+        if not np.isfinite(out) or (self.minimum is not None and out < self.minimum):
+            low = f" >= {self.minimum:g}" if self.minimum is not None else ""
+            raise InvalidInputError(f"option `{name}` must be a finite number{low}; got {value!r}")
+        return out
+
 
 #: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
 FEATURES = ("heterogeneous", "failures", "partial", "bidirectional", "ports")
@@ -99,6 +169,8 @@ class Scheduler:
         Fabric features (:data:`FEATURES`) it handles; others are refused with a clear error.
     requires : frozenset of str
         Fabric features it cannot do without (``spectra-bff`` needs ``"partial"``).
+    options : mapping of str to Option
+        The keyword options ``run`` accepts (:func:`schedule`'s ``options=``), with defaults.
     """
 
     run: SchedulerFn
@@ -106,6 +178,21 @@ class Scheduler:
     max_ports: int | None = None
     supports: frozenset[str] = frozenset()
     requires: frozenset[str] = frozenset()
+    options: Mapping[str, Option] = field(default_factory=dict)
+
+    def check_options(self, name: str, options: Mapping[str, object] | None) -> dict[str, object]:
+        """Return ``options`` checked against :attr:`options` (unknown keys list the allowed ones)."""
+        if options is None:
+            return {}
+        if not isinstance(options, Mapping):
+            raise InvalidInputError(
+                f"`options` must be a dict of option values; got {type(options).__name__}"
+            )
+        unknown = [k for k in options if k not in self.options]
+        if unknown:
+            allowed = f"allowed options: {', '.join(self.options)}" if self.options else "it takes none"
+            raise InvalidInputError(f"unknown option {unknown[0]!r} for algorithm {name!r}; {allowed}")
+        return {k: self.options[k].check(v, k) for k, v in options.items()}
 
 
 def pipeline(decomposer: str, placement: str) -> SchedulerFn:
@@ -129,12 +216,19 @@ ALL_FEATURES = frozenset(FEATURES) - PORT_FEATURES
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
-    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    def run(
+        demand: Demand, fabric: Fabric, rng: RngLike, order: Literal["index", "random"] = "index"
+    ) -> Result:
         if fabric.is_uniform:
             sched = split_schedule(
-                demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method
+                demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method, order=order
             )
             return Result(*sched)
+        if order != "index":
+            raise InvalidInputError(
+                f"option `order` = {order!r} applies to identical switches only (the capacity split has no "
+                "cycle search)"
+            )
         return Result(*capacity_split_schedule(demand, fabric, rng=rng, method=method))
 
     return run
@@ -180,7 +274,7 @@ def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
 _PACK = pipeline("spectra", "pack")
 
 
-def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+def _opt(demand: Demand, fabric: Fabric, rng: RngLike, node_limit: int = NEAR_OPTIMAL_NODES) -> Result:
     """spectra-opt: spectra-pack improved by LP re-fits and piece removal, then a short MILP on tiny models.
 
     Runs on every fabric feature. On identical always-up all-stop switches,
@@ -194,23 +288,31 @@ def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     worse than spectra-pack on the same fabric; no wall-clock limit anywhere.
     """
     if fabric.is_uniform:
-        return Result(*near_optimal(demand, fabric=fabric))
+        return Result(*near_optimal(demand, fabric=fabric, node_limit=node_limit))
     start = _PACK(demand, fabric, rng)
-    return Result(*near_optimal(demand, fabric=fabric, start=start.switches))
+    return Result(*near_optimal(demand, fabric=fabric, start=start.switches, node_limit=node_limit))
 
 
-def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+def _exact(
+    demand: Demand,
+    fabric: Fabric,
+    rng: RngLike,
+    node_limit: int = DEFAULT_NODE_LIMIT,
+    time_limit: float | None = None,
+) -> Result:
     """exact: the matching MILP of :func:`ocsched.exact.solve_exact`, from spectra-opt's schedule.
 
     Runs on every fabric feature (the model's columns follow each switch's delay and rate, its
     phases between down windows and its links' failure times). Under the partial model the
     all-stop optimum is returned with status ``"heuristic"``: kept circuits make the order of
     configurations matter, so a partial schedule can beat it and nothing is proved there. Stops
-    after :data:`~ocsched.exact.DEFAULT_NODE_LIMIT` nodes (status ``"node_limit"``), never on
-    the clock; never worse than spectra-opt.
+    after ``node_limit`` nodes (status ``"node_limit"``), on the clock only when ``time_limit``
+    (seconds) is given (the result may then depend on the machine); never worse than spectra-opt.
     """
     opt = _opt(demand, fabric, rng)
-    res = solve_exact(demand, fabric=fabric, node_limit=DEFAULT_NODE_LIMIT, incumbents=[opt.switches])
+    res = solve_exact(
+        demand, fabric=fabric, node_limit=node_limit, time_limit=time_limit, incumbents=[opt.switches]
+    )
     status, dual = res.status, res.dual_bound
     if status in ("infeasible", "error"):
         status = "heuristic"  # a solver failure: the schedule is the best incumbent, proved nothing more
@@ -238,6 +340,10 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     log.info("spectra-ports: kept the %r construction", how)
     return Result(confs, splits)
 
+_ORDER = Option("index", "choice", "the balanced split's cycle-search order", choices=("index", "random"))
+_OPT_NODES = Option(
+    NEAR_OPTIMAL_NODES, "int", "effort: branch-and-bound nodes of the MILP run on tiny supports", 1
+)
 
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
@@ -260,6 +366,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         "best of Spectra's and grouped permutations, packed or placed whole; piece lengths re-fit by LP, "
         "pieces dropped; a short MILP on tiny supports",
         supports=ALL_FEATURES,
+        options={"node_limit": _OPT_NODES},
     ),
     "spectra-bff": Scheduler(
         _bff,
@@ -271,9 +378,10 @@ SCHEDULERS: dict[str, Scheduler] = {
         _split("spectra"),
         "Paper's baseline: balanced split into s sub-matrices (by capacity on a fabric), Spectra per switch",
         supports=frozenset({"heterogeneous"}),
+        options={"order": _ORDER},
     ),
     "baseline-eclipse": Scheduler(
-        _split("eclipse"), "Balanced split into s sub-matrices, Eclipse per switch"
+        _split("eclipse"), "Balanced split into s sub-matrices, Eclipse per switch", options={"order": _ORDER}
     ),
     "naive": Scheduler(_naive, "Every switch carries D/s with the same single-switch Spectra schedule"),
     "eclipse": Scheduler(
@@ -303,6 +411,19 @@ SCHEDULERS: dict[str, Scheduler] = {
         f"{DEFAULT_NODE_LIMIT:,} branch-and-bound nodes; partial model: the all-stop optimum, unproved)",
         max_ports=MAX_PORTS,
         supports=ALL_FEATURES,
+        options={
+            "node_limit": Option(
+                DEFAULT_NODE_LIMIT, "int", "branch-and-bound nodes before stopping (status node_limit)", 1
+            ),
+            "time_limit": Option(
+                None,
+                "float",
+                "seconds before stopping (status time_limit); off by default, as it makes results "
+                "depend on the machine",
+                0.0,
+                optional=True,
+            ),
+        },
     ),
 }
 
@@ -358,7 +479,9 @@ def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | No
 DENSE_PORTS = 10_000
 
 
-def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
+def _run_on_active_ports(
+    sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike, options: Mapping[str, Any]
+) -> Result:
     """Run ``sch`` on the ports that carry traffic, then map the circuits back to ``dem.n`` ports.
 
     Idle ports never hold a circuit that serves anything, so the schedule is the same one the
@@ -382,7 +505,7 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
         for link in fab.failed_links
         if link.port in on
     )
-    res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng)
+    res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng, **options)
     switches = tuple(
         tuple(
             Configuration.sparse(c.start, c.duration, active[ins], active[c.perm[ins]], ports=dem.n)
@@ -394,8 +517,13 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
     return dataclasses.replace(res, switches=switches)
 
 
-def _run(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
-    return _run_on_active_ports(sch, dem, fab, rng) if dem.n > DENSE_PORTS else sch.run(dem, fab, rng)
+def _run(
+    sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike, options: Mapping[str, Any] | None = None
+) -> Result:
+    opts = options or {}
+    if dem.n > DENSE_PORTS:
+        return _run_on_active_ports(sch, dem, fab, rng, opts)
+    return sch.run(dem, fab, rng, **opts)
 
 
 #: Tried in this order when a scheduler finds no placement before the links fail and nothing is
@@ -428,6 +556,7 @@ def schedule(
     fabric: Fabric | None = None,
     algorithm: str = "spectra",
     rng: RngLike = None,
+    options: Mapping[str, object] | None = None,
 ) -> Schedule:
     """Schedule ``demand`` on ``switches`` parallel OCSes with reconfiguration delay ``delta``.
 
@@ -446,6 +575,11 @@ def schedule(
         A key of :data:`SCHEDULERS` (see :func:`algorithms`).
     rng : Generator, int or None
         Seed for randomised algorithms (ignored by deterministic ones).
+    options : dict, optional
+        The algorithm's own options (like ``scipy.optimize.minimize``'s ``options``), declared in
+        its registry entry (``SCHEDULERS[algorithm].options``): ``exact`` takes ``node_limit``
+        and ``time_limit``, ``spectra-opt`` ``node_limit`` (its effort), ``baseline`` and
+        ``baseline-eclipse`` ``order``. Given options are recorded in ``meta["options"]``.
 
     Returns
     -------
@@ -459,8 +593,8 @@ def schedule(
     Raises
     ------
     InvalidInputError
-        For a malformed demand, ``switches`` < 1 or not an integer, ``delta`` < 0, or an unknown
-        algorithm.
+        For a malformed demand, ``switches`` < 1 or not an integer, ``delta`` < 0, an unknown
+        algorithm, or an unknown or bad option (the message lists the allowed ones).
     InfeasibleError
         When links fail too early: ``proved`` with the entry or port that cannot be served in
         time, or not proved when no scheduler (``algorithm`` and the fallbacks) found a placement.
@@ -471,6 +605,8 @@ def schedule(
     >>> s = schedule(d, switches=2, delta=0.5)
     >>> s.makespan, s.num_configurations, round(s.lower_bound, 6), s.status
     (2.75, 3, 2.75, 'heuristic')
+    >>> schedule(d, switches=2, delta=0.5, algorithm="exact", options={"node_limit": 50}).meta["options"]
+    {'node_limit': 50}
     """
     dem = as_demand(demand)
     fab = as_fabric(switches, delta, fabric)
@@ -478,6 +614,7 @@ def schedule(
     if algorithm not in SCHEDULERS:
         raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(SCHEDULERS)}")
     sch = SCHEDULERS[algorithm]
+    opts = sch.check_options(algorithm, options)
     if sch.max_ports is not None and dem.n > sch.max_ports:
         raise InvalidInputError(
             f"algorithm {algorithm!r} supports at most {sch.max_ports} ports; `demand` has {dem.n}"
@@ -499,7 +636,7 @@ def schedule(
     t0 = time.perf_counter()
     fallback = None
     try:
-        res = _run(sch, dem, fab, rng)
+        res = _run(sch, dem, fab, rng, opts)
     except InfeasibleError as exc:
         if exc.proved:
             raise
@@ -520,6 +657,8 @@ def schedule(
             "seed": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
             "runtime_s": elapsed,
             **({"fallback": fallback} if fallback is not None else {}),
+            **({"options": opts} if opts else {}),
+            **({"port_names": list(dem.port_names)} if dem.port_names is not None else {}),
         },
         status=res.status,
         dual_bound=res.dual_bound,

@@ -371,6 +371,15 @@ def schedule_cmd(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="An option of the algorithm as KEY=VALUE (repeat; an unknown KEY lists the allowed ones), "
+            "e.g. --option node_limit=500 for exact.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Schedule a demand matrix, a training iteration or a trace; print makespan, bound and statistics."""
     from ocsched import io
@@ -380,6 +389,9 @@ def schedule_cmd(
     demand = _input(demand)
     if out is not None and not _to_stdout(out):
         io.check_writable(out, force=force, name="--out")
+    options = _algorithm_options(option)
+    if options and (io.traces.is_trace(demand) or io.is_iteration(demand)):
+        raise InvalidInputError("`--option` applies to single demand matrices, not iterations or traces")
     if io.traces.is_trace(demand):
         if unit not in (None, "bytes"):
             raise InvalidInputError(
@@ -412,7 +424,7 @@ def schedule_cmd(
 
     t0 = time.perf_counter()
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
-        sched = schedule(dem, fabric=fab, algorithm=algorithm, rng=seed)
+        sched = schedule(dem, fabric=fab, algorithm=algorithm, rng=seed, options=options)
     elapsed = time.perf_counter() - t0
     d = max(fab.deltas)
     _check_finite({"makespan": sched.makespan, "lower bound": sched.lower_bound or 0.0}, d)
@@ -467,6 +479,19 @@ def _scaled_iteration(it: Iteration, u: Units) -> Iteration:
         gaps=[p.gap_before for p in it.phases],
         names=[p.name for p in it.phases],
     )
+
+
+def _algorithm_options(texts: list[str] | None) -> dict[str, object] | None:
+    """``--option KEY=VALUE`` flags as a dict (values stay text: the registry converts and checks them)."""
+    if not texts:
+        return None
+    out: dict[str, object] = {}
+    for text in texts:
+        key, eq, value = text.partition("=")
+        if not eq or not key.strip():
+            raise InvalidInputError(f"`--option` must be KEY=VALUE; got {text!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def _check_valid(report: ValidationReport) -> None:
@@ -963,7 +988,7 @@ def demo_cmd(
         delta = "0.04" if delta is None else delta
         switches = 16 if switches is None and "," not in delta else switches
     fab = _fabric(switches, delta, reconfiguration, fabric)
-    dem = Demand.from_matrix(generate("standard", n=n, seed=seed))
+    dem = Demand.from_matrix(generate("standard", n=n, rng=seed))
     typer.echo(
         f"Standard skewed benchmark: n={n} ports, {dem.nnz} flows (at most {dem.max_degree} per port), "
         f"largest line sum 1\nScheduling on s={fab.size} OCSes with reconfiguration delay {_deltas(fab)} "

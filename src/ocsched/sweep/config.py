@@ -6,7 +6,7 @@ reconfiguration delays ``delta`` and algorithms::
     switches = [4, 16]
     delta = [0.01, 0.04]
     algorithms = ["spectra", "spectra-noeq"]
-    normalized = true            # divide each matrix by its largest line sum (default true)
+    normalized = true            # divide each matrix by its largest line sum (default true; or `normalize`)
 
     [[workloads]]
     name = "standard"            # a key of ocsched.workloads.WORKLOADS
@@ -142,7 +142,26 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str,
             cfg = tomllib.loads(p.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InvalidInputError(f"`config` file {p} is not valid TOML: {exc}") from None
+    cfg = _spelled(cfg)
     expand(cfg, base=base_dir(source))  # validate now, at the boundary
+    return cfg
+
+
+def _spelled(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``normalize`` (the API's and the CLI's spelling) as the stored key ``normalized``, anywhere."""
+
+    def one(table: Any, where: str) -> Any:
+        if not isinstance(table, Mapping) or "normalize" not in table:
+            return table
+        if "normalized" in table:
+            raise InvalidInputError(f"`{where}`: give `normalize` or `normalized`, not both")
+        out = {k: v for k, v in table.items() if k != "normalize"}
+        out["normalized"] = table["normalize"]
+        return out
+
+    cfg = one(cfg, "config")
+    if isinstance(cfg.get("workloads"), list):
+        cfg["workloads"] = [one(w, f"workloads[{k}]") for k, w in enumerate(cfg["workloads"])]
     return cfg
 
 

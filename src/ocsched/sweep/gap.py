@@ -117,7 +117,7 @@ def _instance(workload: str, n: int, seed: int, options: Mapping[str, Any], dens
     if workload == "random":
         matrix = random_instance(n, density=density, rng=seed + k)
     else:
-        matrix = generate(workload, seed=seed + k, normalized=True, n=n, **options).copy()
+        matrix = generate(workload, rng=seed + k, normalize=True, n=n, **options).copy()
         np.fill_diagonal(matrix, 0.0)  # a port's traffic to itself is local
     return Demand.from_matrix(matrix)
 

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 def _demand(spec: RunSpec) -> Demand | Iteration:
     if spec.workload in ITERATION_WORKLOADS:
-        return generate_iteration(spec.workload, seed=derive_seeds(spec.seed)[0], **spec.option_values())
+        return generate_iteration(spec.workload, rng=derive_seeds(spec.seed)[0], **spec.option_values())
     if spec.workload == FILE_WORKLOAD:
         assert spec.source is not None  # set by expand for every file run
         m = read_demand(spec.source, name=spec.label).to_dense()
@@ -62,8 +62,8 @@ def _demand(spec: RunSpec) -> Demand | Iteration:
     else:
         m = generate(
             spec.workload,
-            seed=derive_seeds(spec.seed)[0],
-            normalized=spec.normalized,
+            rng=derive_seeds(spec.seed)[0],
+            normalize=spec.normalized,
             link_gbps=spec.link_gbps,
             **spec.option_values(),
         )
