@@ -621,3 +621,43 @@ def test_simai_cache(client: httpx.Client) -> None:
     assert after["misses"] == before["misses"] + 1 and after["hits"] >= before["hits"] + 2
     # The sibling endpoint has its own replies.
     assert post(client, "/api/oxc/alltoall", body).content != first
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--port", "70000"], "--port"),
+        (["--workers", "0"], "--workers"),
+        (["--time-budget", "0"], "--time-budget"),
+        (["--max-ports", "1"], "--max-ports"),
+        (["--host", "no-such-host.invalid"], "--host"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(args: list[str], says: str) -> None:
+    from typer.testing import CliRunner
+
+    from ocsched.cli import app
+
+    r = CliRunner().invoke(app, ["serve", *args])
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_a_busy_port_exits_2() -> None:
+    import socket
+
+    from typer.testing import CliRunner
+
+    from ocsched.cli import app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        r = CliRunner().invoke(app, ["serve", "--port", str(port)])
+    assert r.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in r.stderr
