@@ -11,8 +11,7 @@ from ocsched.cli._app import app
 
 __all__ = ["app", "main"]
 
-# Imported for their @app.command()s.
-_COMMAND_MODULES = (core, exact, export, serve, sweep, traces, workloads)
+_COMMAND_MODULES = (core, exact, export, serve, sweep, traces, workloads)  # for their @app.command()s
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -267,6 +268,7 @@ def create_app(limits: Limits | None = None) -> Starlette:
             dumps(
                 {
                     "status": "ok",
+                    "pid": os.getpid(),
                     "version": __version__,
                     "busy": jobs.busy,
                     "cache": {"entries": len(cache.items), "hits": cache.hits, "misses": cache.misses},
@@ -310,5 +312,5 @@ def warm_up() -> None:
     from ocsched.validate import validate
     from ocsched.workloads import generate
 
-    demand = generate("standard", n=16, seed=0)
+    demand = generate("standard", n=32, seed=0)
     validate(schedule(demand, switches=2, delta=0.04), demand)

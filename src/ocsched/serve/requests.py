@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.fabric import MODELS, Fabric, LinkFailure, SwitchFailure
+from ocsched.io.demand import _array_header
 from ocsched.iteration import Iteration
 from ocsched.model import Demand, Schedule
 from ocsched.serve.limits import Limits
@@ -175,23 +176,21 @@ def _npy(text: Any, limits: Limits, name: str) -> Demand:
     except (binascii.Error, ValueError):
         raise RequestError(422, f"{name}.npy", f"`{name}.npy` is not valid base64") from None
     fh = io.BytesIO(raw)
+    where = f"{name}.npy"
     try:
-        # The header is read first: its shape is checked before the array is allocated.
-        version = np.lib.format.read_magic(fh)
-        shape, _, dtype = np.lib.format._read_array_header(fh, version)  # type: ignore[attr-defined]
-    except (ValueError, OSError, SyntaxError):
-        raise RequestError(422, f"{name}.npy", f"`{name}.npy` is not a .npy array") from None
+        # The header is read first (as .npy files are): its claims are checked before anything is allocated.
+        shape, _ = _array_header(fh, len(raw), f"`{where}`")
+    except ValueError as exc:  # InvalidInputError included
+        raise RequestError(422, where, f"`{where}` is not a .npy array: {exc}") from None
     if len(shape) != 2 or max(shape, default=0) > limits.max_ports:
         raise RequestError(
-            422, f"{name}.npy", f"`{name}.npy` must be n x n with n <= {limits.max_ports}; got shape {shape}"
+            422, where, f"`{where}` must be n x n with n <= {limits.max_ports}; got shape {shape}"
         )
-    if dtype.hasobject:
-        raise RequestError(422, f"{name}.npy", f"`{name}.npy` must hold numbers; got {dtype}")
     fh.seek(0)
     try:
         arr = np.load(fh, allow_pickle=False)
     except (ValueError, OSError, EOFError):
-        raise RequestError(422, f"{name}.npy", f"`{name}.npy` is truncated or malformed") from None
+        raise RequestError(422, where, f"`{where}` is truncated or malformed") from None
     return _checked_array(arr, name)
 
 
