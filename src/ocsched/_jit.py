@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -49,6 +49,7 @@ __all__ = [
     "clock",
     "compile_seconds",
     "compiled_only",
+    "interpreted_only",
     "jit",
     "kernels",
 ]
@@ -125,6 +126,7 @@ class Kernel:
         self.work = work or default_work
         self.budget = budget
         self._dispatcher: Any = None
+        self._known: bool | None = None  # compiled into the cache by some process
         functools.update_wrapper(self, func)
         _KERNELS.append(self)
 
@@ -151,29 +153,61 @@ class Kernel:
         """Run the kernel compiled (compiling it, or loading it from the cache, if needed)."""
         if _disabled():
             return self.interpreted(*args)
-        return self.dispatcher(*args)
+        with compiled_only():
+            return self(*args)
 
     def uses_compiled(self, *args: Any) -> bool:
-        """Whether a call with these arguments runs compiled."""
+        """Whether a call with these arguments runs compiled.
+
+        Compiled: beyond the budget, or (above a tenth of it) where the compiled kernel is
+        loaded or cached already (``ocsched warmup``, an earlier run); interpreted otherwise,
+        and always inside an interpreted kernel. Either way the result is the same.
+        """
         if getattr(_local, "interpreting", False) or _disabled():
             return False
-        return bool(_state["force"]) or self.work(*args) > self.budget
+        if _state["force"] or (self._dispatcher is not None and self._dispatcher.signatures):
+            return True
+        work = self.work(*args)
+        if work > self.budget:
+            return True
+        return 10 * work > self.budget and self._cached()
+
+    def _marker(self) -> Path:
+        return cache_dir() / "ready" / f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+
+    def _cached(self) -> bool:
+        """Whether an earlier process compiled this kernel into the cache (read once)."""
+        if self._known is None:
+            self._known = self._marker().exists()
+        return self._known
 
     def __call__(self, *args: Any) -> Any:
-        if self.uses_compiled(*args):
-            return self.dispatcher(*args)
-        return self.interpreted(*args)
+        if not self.uses_compiled(*args):
+            return self.interpreted(*args)
+        out = self.dispatcher(*args)
+        if not self._known:
+            self._known = True
+            with contextlib.suppress(OSError):
+                self._marker().parent.mkdir(parents=True, exist_ok=True)
+                self._marker().touch()
+        return out
 
     def __repr__(self) -> str:
         return f"Kernel({self.py_func.__module__}.{self.py_func.__qualname__})"
 
 
+@overload
+def jit(func: Callable[..., Any]) -> Kernel: ...
+@overload
+def jit(
+    func: None = None, *, work: Callable[..., int] | None = None, budget: int = DEFAULT_BUDGET
+) -> Callable[[Callable[..., Any]], Kernel]: ...
 def jit(
     func: Callable[..., Any] | None = None,
     *,
     work: Callable[..., int] | None = None,
     budget: int = DEFAULT_BUDGET,
-) -> Any:
+) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
     """Make ``func`` a :class:`Kernel` (``@jit`` or ``@jit(work=..., budget=...)``)."""
     if func is None:
         return lambda f: Kernel(f, work=work, budget=budget)
@@ -210,20 +244,33 @@ def compiled_only() -> Iterator[None]:
         _state["force"] = before
 
 
+@contextlib.contextmanager
+def interpreted_only() -> Iterator[None]:
+    """Within the block (in this thread), every kernel runs interpreted, whatever its work."""
+    before = getattr(_local, "interpreting", False)
+    _local.interpreting = True
+    try:
+        yield
+    finally:
+        _local.interpreting = before
+
+
 def _source_hash() -> str:
-    """A hash of every kernel module's source, numba's and Python's versions."""
+    """A hash of every kernel module's source, numba's installation and Python's version."""
     h = hashlib.sha256()
     root = Path(__file__).parent
     for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
         if b"ocsched._jit import" in text or path.name == "_jit.py":
             h.update(str(path.relative_to(root)).encode() + b"\0" + text)
-    import numba
-
-    h.update(f"{numba.__version__} {sys.version}".encode())
+    spec = importlib.util.find_spec("numba")
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    stamp = origin.stat().st_mtime_ns if origin is not None else 0
+    h.update(f"{origin} {stamp} {sys.version}".encode())
     return h.hexdigest()[:16]
 
 
+@functools.cache
 def cache_dir() -> Path:
     """Where the compiled kernels are cached (a directory per kernel source hash)."""
     base = os.environ.get("NUMBA_CACHE_DIR")

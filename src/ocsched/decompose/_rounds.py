@@ -322,7 +322,12 @@ def _price_rows(
     return vmax, nf
 
 
-@jit
+def _rounds_work(n: int, big_delta: int, indptr0: IntArray, rows: IntArray, *rest: Any) -> int:
+    """The work of :func:`_run_rounds`: rounds x entries (interpreted, about 20 us each)."""
+    return big_delta * rows.size
+
+
+@jit(work=_rounds_work, budget=50_000)
 def _run_rounds(
     n: int,
     big_delta: int,

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
 
 log = logging.getLogger("ocsched.model")  # the package's logger, as before model became a package
@@ -66,7 +67,7 @@ class Demand:
         """
         if isinstance(matrix, Demand):
             return matrix
-        if not sp.issparse(matrix):
+        if not issparse(matrix):
             return cls._from_dense(cast(ArrayLike, matrix), name)
         coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
         _check_shape(coo.shape, name)
