@@ -261,7 +261,7 @@ def _source_hash() -> str:
     root = Path(__file__).parent
     for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
-        if b"ocsched._jit import" in text or path.name == "_jit.py":
+        if b"@jit" in text or path.name == "_jit.py":  # the kernel modules
             h.update(str(path.relative_to(root)).encode() + b"\0" + text)
     spec = importlib.util.find_spec("numba")
     origin = Path(spec.origin) if spec is not None and spec.origin else None
