@@ -53,9 +53,10 @@ def rescan(i: int, vmax: float, scan: Any) -> None:
     """Row i's candidates: its cand_k live entries of least ``cost - v`` and its matched one.
 
     ``scan`` holds the driver's arrays ``(lptr, lent, cols, cost, v, edge_l, cand, ccount,
-    cand_col, cand_cost, lb, order, best_k, best_e)`` (see :func:`~ocsched.decompose._rounds_driver.run_rounds`); ``cand_col``
-    and ``cand_cost`` get each candidate's column and cost, so that the candidate graph is
-    copied from contiguous rows, not gathered from the whole demand.
+    cand_col, cand_cost, lb, order, best_k, best_e)`` (see
+    :func:`~ocsched.decompose._rounds_driver.run_rounds`); ``cand_col`` and ``cand_cost`` get
+    each candidate's column and cost, so that the candidate graph is copied from contiguous
+    rows, not gathered from the whole demand.
 
     ``lb[i]`` becomes a lower bound of ``cost - v`` on the entries left out. Where the row's live
     entries are still in order of cost (``order``: ``by_cost[sbeg[i]:send[i]]``, with their
