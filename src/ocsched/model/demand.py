@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
 from ocsched.units import bytes_per_second
 
@@ -99,7 +100,7 @@ class Demand:
             return _from_frame(cls, matrix, name)
         if _is_graph(matrix):
             return _from_graph(cls, matrix, name, weight)
-        if not sp.issparse(matrix):
+        if not issparse(matrix):
             return cls._from_dense(cast(ArrayLike, matrix), name)
         coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
         _check_shape(coo.shape, name)

@@ -32,11 +32,11 @@ decomposition), :mod:`~ocsched.sequence.on_fabric` (both schedulers on other fab
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ocsched._checks import check_choice
+from ocsched._jit import clock
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
@@ -257,14 +257,14 @@ def schedule_iteration(
     check_choice(algorithm, "algorithm", ITERATION_SCHEDULERS)
     check_choice(base, "base", SCHEDULERS)
     _check_base(base, fab, iteration.n)
-    t0 = time.perf_counter()
+    t0 = clock()
     fitted, modes = _fitted(iteration, predicted, fab, base)
     token = FITTED.set(fitted)
     try:
         tagged = ITERATION_SCHEDULERS[algorithm].run(iteration, fab, base, rng)
     finally:
         FITTED.reset(token)
-    elapsed = time.perf_counter() - t0
+    elapsed = clock() - t0
     if fab.is_uniform:
         bound = iteration_lower_bound(iteration, switches=fab.size, delta=fab.deltas[0])
     else:
