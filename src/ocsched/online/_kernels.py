@@ -186,31 +186,27 @@ def scan(
 
 
 @jit
-def lit_mask(perms: I64, switch: I64, work: F64, n: int, s: int) -> NDArray[np.bool_]:  # pragma: no cover
-    """Which circuits each switch sets up, flat over ``(switch, input, output)``: pieces with work only."""
+def lit_mask(  # pragma: no cover
+    perms: I64, switch: I64, work: F64, n: int, s: int, before: NDArray[np.bool_], lit_before: int
+) -> tuple[NDArray[np.bool_], int, int]:
+    """Which circuits each switch sets up, flat over ``(switch, input, output)`` (pieces with work
+    only), and ``(added, removed)`` against ``before`` (which has ``lit_before`` circuits), counted
+    while marking: no pass over the whole mask."""
     out = np.zeros(s * n * n, dtype=np.bool_)
+    lit = 0
+    added = 0
     for k in range(work.size):
         if work[k] <= 0:
             continue
         base = switch[k] * n * n
         for i in range(n):
             j = perms[k, i]
-            if j >= 0:
+            if j >= 0 and not out[base + i * n + j]:
                 out[base + i * n + j] = True
-    return out
-
-
-@jit
-def changes(before: NDArray[np.bool_], after: NDArray[np.bool_]) -> tuple[int, int]:  # pragma: no cover
-    """``(added, removed)`` between two :func:`lit_mask` masks of one size."""
-    added = 0
-    removed = 0
-    for e in range(after.size):
-        if after[e] and not before[e]:
-            added += 1
-        elif before[e] and not after[e]:
-            removed += 1
-    return added, removed
+                lit += 1
+                if not before[base + i * n + j]:
+                    added += 1
+    return out, added, lit_before - (lit - added)
 
 
 @jit

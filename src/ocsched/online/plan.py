@@ -17,7 +17,7 @@ from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
-from ocsched.online._kernels import changes, lit_mask, rebalance, refit, scan, starts_of
+from ocsched.online._kernels import lit_mask, rebalance, refit, scan, starts_of
 from ocsched.online.recourse import lit
 from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
 
@@ -184,6 +184,7 @@ class Plan:
         self._s = s
         self._passes = 4 * m + 4 * s
         self._lit = lit(sched.switches, n)
+        self._lit_count = int(self._lit.sum())
         self._makespan = sched.makespan
         self._pflat = predicted.ravel().copy()
         self.perms.flags.writeable = False  # the fitted configurations share its rows
@@ -226,7 +227,8 @@ class Plan:
             configurations with re-fitted durations, re-placed), ``"repair"`` (the same, plus
             configurations for entries the plan does not cover), ``"plan+residual"`` (the
             planned schedule, then the residual scheduled after it: kept when shorter) or
-            ``"fallback"`` (``error`` above ``max_error``: ``algorithm`` on ``actual``);
+            ``"fallback"`` (``error`` above ``max_error``: ``algorithm`` on ``actual``, unless
+            the plan-then-residual schedule is shorter);
             ``error`` is the measured relative L1 error, ``recourse`` the circuits added plus
             removed (:func:`ocsched.online.recourse.recourse`; also ``added`` and ``removed``).
             ``lower_bound`` is the line bound ``min delta + max line sum / total rate``.
@@ -262,6 +264,11 @@ class Plan:
         lb = _bound_of(lines, self.deltas, self.rates)
         if err > limit:
             out = schedule(a, fabric=self.fabric, algorithm=self.algorithm)
+            if out.makespan > self.makespan + _residual_bound(lines, self.deltas, self.rates) * (1 + 1e-12):
+                # A fresh heuristic schedule may still lose to the plan with the residual after it.
+                after = self._plan_then(np.maximum(flat - self._cover, 0.0).reshape(self.n, self.n))
+                if max((c[-1].end for c in after if c), default=0.0) < out.makespan:
+                    return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
             return self._finish(out.switches, lb, "fallback", err, previous, t0, out.splits)
         gneed = refit(flat, self._cover, self._gorder, self._ptr, self._idx, self._gwork)
         work = gneed[self.group] * self._share
@@ -276,21 +283,24 @@ class Plan:
         )
         perms = perms[src]
         confs, end = self._lay_out(perms, switch, work, previous)
-        mask = lit_mask(perms, switch, work, self.n, self._s)
+        before, count = self._before(previous)
+        mask, added, removed = lit_mask(perms, switch, work, self.n, self._s, before, count)
         if end > self.makespan + _residual_bound(lines, self.deltas, self.rates) * (1 + 1e-12):
             after = self._plan_then(np.maximum(flat - self._cover, 0.0).reshape(self.n, self.n))
             other = max((c[-1].end for c in after if c), default=0.0)
             w = self.recourse_weight
             if w > 0.0:  # the trade: makespan plus the weight per circuit changed
-                before = self._before(previous)
-                end += w * sum(changes(before, mask))
-                other += w * sum(changes(before, lit(after, self.n)))
+                end += w * (added + removed)
+                other += w * sum(_changes(before, lit(after, self.n)))
             if other < end:
                 return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
-        return self._finish(confs, lb, mode, err, previous, t0, 0, mask)
+        return self._finish(confs, lb, mode, err, previous, t0, 0, (mask, added, removed))
 
-    def _before(self, previous: Schedule | None) -> NDArray[np.bool_]:
-        return self._lit if previous is None else _lit_of(previous, self.n, self._s)
+    def _before(self, previous: Schedule | None) -> tuple[NDArray[np.bool_], int]:
+        """The lit circuits to count recourse against, and how many."""
+        if previous is None:
+            return self._lit, self._lit_count
+        return _lit_of(previous, self.n, self._s)
 
     def _repair(self, rest: F64, work: F64, cost: F64) -> tuple[I64, I64, I64, F64, F64]:
         """Add Spectra's decomposition of the uncovered entries, largest first on the least-loaded switch."""
@@ -371,12 +381,15 @@ class Plan:
         previous: Schedule | None,
         t0: float,
         splits: int,
-        mask: NDArray[np.bool_] | None = None,
+        counted: tuple[NDArray[np.bool_], int, int] | None = None,
     ) -> Schedule:
         fab = self.fabric
-        before = self._before(previous)
-        after = lit(switches, self.n) if mask is None else mask
-        added, removed = changes(before, after)
+        before, count = self._before(previous)
+        if counted is None:
+            after = lit(switches, self.n)
+            added, removed = _changes(before, after)
+        else:
+            after, added, removed = counted
         meta: dict[str, Any] = {
             "ocsched_version": __version__,
             "switches": self._s,
@@ -400,26 +413,33 @@ class Plan:
             meta=meta,
             fabric=None if fab.is_uniform else fab,
         )
-        _remember(out, after)
+        _remember(out, after, count + added - removed)
         return out
 
 
 #: The lit-circuit masks of the schedules fit() returned, by id while they live: ``previous=``
 #: then costs nothing to compare against.
-_LIT: dict[int, NDArray[np.bool_]] = {}
+#: The lit-circuit masks (and counts) of the schedules fit() returned, by id while they live:
+#: comparing against one as ``previous=`` then costs nothing.
+_LIT: dict[int, tuple[NDArray[np.bool_], int]] = {}
 
 
-def _remember(out: Schedule, mask: NDArray[np.bool_]) -> None:
-    _LIT[id(out)] = mask
+def _changes(before: NDArray[np.bool_], after: NDArray[np.bool_]) -> tuple[int, int]:
+    return int((after & ~before).sum()), int((before & ~after).sum())
+
+
+def _remember(out: Schedule, mask: NDArray[np.bool_], count: int) -> None:
+    _LIT[id(out)] = (mask, count)
     weakref.finalize(out, _LIT.pop, id(out), None)
 
 
-def _lit_of(sched: Schedule, n: int, s: int) -> NDArray[np.bool_]:
-    mask = _LIT.get(id(sched))
-    if mask is None or mask.size != s * n * n:
-        sw = tuple(sched.switches) + ((),) * (s - len(sched.switches))
-        mask = lit(sw[:s], n) if len(sched.switches) <= s else lit(sched.switches, n)[: s * n * n]
-    return mask
+def _lit_of(sched: Schedule, n: int, s: int) -> tuple[NDArray[np.bool_], int]:
+    got = _LIT.get(id(sched))
+    if got is not None and got[0].size == s * n * n:
+        return got
+    sw = (tuple(sched.switches) + ((),) * s)[:s]  # extra switches of another fabric: ignored
+    mask = lit(sw, n)
+    return mask, int(mask.sum())
 
 
 def _bound_of(lines: F64, deltas: F64, rates: F64) -> float:
