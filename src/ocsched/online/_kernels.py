@@ -157,17 +157,22 @@ def rebalance(
 def scan(
     actual: F64, predicted: F64, cover: F64, n: int
 ) -> tuple[float, float, bool, F64]:  # pragma: no cover
-    """One pass over the entries: ``|actual - predicted|_1``, ``|predicted|_1``, whether an entry the
-    plan does not cover has demand, and per line (rows then columns): the actual sum, the
-    residual ``max(actual - cover, 0)`` sum and its nonzero count."""
+    """One pass over the off-diagonal entries: ``|actual - predicted|_1`` (NaN at the first
+    negative or non-finite entry), ``|predicted|_1``, whether an entry the plan does not cover
+    has demand, and per line (rows then columns): the actual sum, the residual
+    ``max(actual - cover, 0)`` sum and its nonzero count."""
     diff = 0.0
     total = 0.0
     uncovered = False
     lines = np.zeros((3, 2 * n))
     for i in range(n):
         for j in range(n):
+            if i == j:
+                continue  # local traffic: never crosses the fabric
             e = i * n + j
             a = actual[e]
+            if not (a >= 0.0 and a < np.inf):
+                return np.nan, 0.0, False, lines  # negative, NaN or inf: the caller reports it
             p = predicted[e]
             diff += abs(a - p)
             total += abs(p)

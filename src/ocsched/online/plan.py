@@ -257,9 +257,17 @@ class Plan:
         """
         t0 = time.perf_counter()
         limit = self.max_error if max_error is None else _check_limit(max_error)
-        a = _dense(actual, self.n, "actual")
+        n = self.n
+        fast = isinstance(actual, np.ndarray) and actual.dtype == np.float64 and actual.shape == (n, n)
+        a = np.ascontiguousarray(actual) if fast else _dense(actual, n, "actual")
         flat = a.ravel()
-        diff, total, uncovered, lines = scan(flat, self._pflat, self._cover, self.n)
+        diff, total, uncovered, lines = scan(flat, self._pflat, self._cover, n)
+        if math.isnan(diff):  # the scan met a negative or non-finite entry: say which, in one line
+            a = _dense(a, None, "actual")
+        if fast and a.diagonal().any():
+            a = a.copy()
+            np.fill_diagonal(a, 0.0)
+            flat = a.ravel()
         err = (0.0 if diff == 0.0 else math.inf) if total == 0.0 else diff / total
         lb = _bound_of(lines, self.deltas, self.rates)
         if err > limit:
@@ -351,12 +359,10 @@ class Plan:
         dur = work[ks] / self.rates[sw]
         first = starts_of(sw, dur, self.deltas)
         ends = first + dur
-        starts = first.tolist()
-        durs = dur.tolist()
-        out = tuple(
-            tuple(Configuration(starts[q], durs[q], perms[ks[q]]) for q in range(bounds[b], bounds[b + 1]))
-            for b in range(self._s)
-        )
+        conf = Configuration
+        flat = [conf(t, d, p) for t, d, p in zip(first.tolist(), dur.tolist(), list(perms[ks]), strict=True)]
+        cuts = bounds.tolist()
+        out = tuple(tuple(flat[cuts[b] : cuts[b + 1]]) for b in range(self._s))
         return out, float(ends.max(initial=0.0))
 
     def _plan_then(self, resid: F64) -> tuple[tuple[Configuration, ...], ...]:
