@@ -1,6 +1,6 @@
 """The online path on a 64-GPU MoE: fit / oracle, fit latency and recourse, under drift.
 
-Run: ``.venv/bin/python benchmarks/online.py [--seeds 3] [--steps 8] [--repeat 200]``.
+Run: ``.venv/bin/python benchmarks/online.py [--seeds 3] [--steps 8] [--repeat 200] [--part latency]``.
 
 For each drift (relative L1 between consecutive steps of ``generate("moe", gpus=64, drift=...)``),
 s in {4, 16} and delta in {.01, .04}: a plan on step 0 fitted to step 1 (``plan.fit``, default
@@ -97,16 +97,27 @@ def quality(seeds: int, repeat: int) -> None:
 
 
 def latency_large(repeat: int) -> None:
-    print("\n| n | s | delta | drift | configurations | fit latency (us, median) | fit / oracle |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "\n| n | s | delta | drift | configurations | fit latency (us, median) "
+        "| fresh spectra-pack (us, median of 5) | fresh / fit | fit / oracle |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for n, experts in ((64, None), (256, 256)):
         for s in (4, 16):
             d0, d1 = _steps(n, 0.025, 0, 2, experts)
             p = plan(d0, switches=s, delta=0.01)
             lat = _latency_us(p, d1, max(20, repeat // (1 if n == 64 else 4)))
-            oracle = ocsched.schedule(d1, switches=s, delta=0.01, algorithm="spectra-pack").makespan
+            full = []
+            for _ in range(5):  # the reference in the same process, at the same load
+                t0 = time.thread_time()
+                oracle = ocsched.schedule(d1, switches=s, delta=0.01, algorithm="spectra-pack").makespan
+                full.append(time.thread_time() - t0)
+            ref = 1e6 * statistics.median(full)
             ratio = p.fit(d1).makespan / oracle
-            print(f"| {n} | {s} | 0.01 | 2.5% | {p.work.size} | {lat:.0f} | {ratio:.4f} |")
+            print(
+                f"| {n} | {s} | 0.01 | 2.5% | {p.work.size} | {lat:.0f} | {ref:.0f} | {ref / lat:.0f} "
+                f"| {ratio:.4f} |"
+            )
 
 
 def recourse_table(seeds: int, steps: int, weights: tuple[float, ...]) -> None:
@@ -147,13 +158,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--part", choices=("all", "quality", "latency", "recourse"), default="all")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"uptime: {os.getloadavg()}\n")
-    quality(args.seeds, args.repeat)
-    latency_large(args.repeat)
-    recourse_table(args.seeds, args.steps, (0.0, 1e-5))
+    if args.part in ("all", "quality"):
+        quality(args.seeds, args.repeat)
+    if args.part in ("all", "latency"):
+        latency_large(args.repeat)
+    if args.part in ("all", "recourse"):
+        recourse_table(args.seeds, args.steps, (0.0, 1e-5))
     print(f"\nuptime: {os.getloadavg()}")
 
 

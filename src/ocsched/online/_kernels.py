@@ -191,13 +191,30 @@ def scan(
 
 
 @jit
-def lit_mask(  # pragma: no cover
-    perms: I64, switch: I64, work: F64, n: int, s: int, before: NDArray[np.bool_], lit_before: int
-) -> tuple[NDArray[np.bool_], int, int]:
-    """Which circuits each switch sets up, flat over ``(switch, input, output)`` (pieces with work
-    only), and ``(added, removed)`` against ``before`` (which has ``lit_before`` circuits), counted
-    while marking: no pass over the whole mask."""
-    out = np.zeros(s * n * n, dtype=np.bool_)
+def lit_changes(  # pragma: no cover
+    before: I64,
+    perms: I64,
+    switch: I64,
+    work: F64,
+    n: int,
+    seen: NDArray[np.int32],
+    held: NDArray[np.int32],
+    tick: int,
+) -> tuple[I64, int, int]:
+    """The circuits the pieces with work set up, as keys ``switch * n * n + i * n + j`` (each once),
+    and ``(added, removed)`` against the unique keys ``before``.
+
+    ``seen`` and ``held`` are scratch marks over all keys, never cleared: an entry equal to
+    ``tick`` is marked in this call (the caller passes a new tick each time), so the cost is
+    O(circuits), not O(s n^2).
+    """
+    for q in range(before.size):
+        held[before[q]] = tick
+    total = 0
+    for k in range(work.size):
+        if work[k] > 0:
+            total += n
+    out = np.empty(total, dtype=np.int64)
     lit = 0
     added = 0
     for k in range(work.size):
@@ -206,12 +223,15 @@ def lit_mask(  # pragma: no cover
         base = switch[k] * n * n
         for i in range(n):
             j = perms[k, i]
-            if j >= 0 and not out[base + i * n + j]:
-                out[base + i * n + j] = True
-                lit += 1
-                if not before[base + i * n + j]:
-                    added += 1
-    return out, added, lit_before - (lit - added)
+            if j >= 0:
+                e = base + i * n + j
+                if seen[e] != tick:
+                    seen[e] = tick
+                    out[lit] = e
+                    lit += 1
+                    if held[e] != tick:
+                        added += 1
+    return out[:lit], added, before.size - (lit - added)
 
 
 @jit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
-from ocsched.online._kernels import lit_mask, rebalance, refit, scan, starts_of
+from ocsched.online._kernels import lit_changes, rebalance, refit, scan, starts_of
 from ocsched.online.recourse import lit
 from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
 
@@ -183,8 +184,11 @@ class Plan:
         self._circuits = np.diff(ptr)[group].astype(np.float64)
         self._s = s
         self._passes = 4 * m + 4 * s
-        self._lit = lit(sched.switches, n)
-        self._lit_count = int(self._lit.sum())
+        self._keys = _keys(sched.switches, n, s)
+        # Scratch marks for the recourse count (see lit_changes): a plan serves one fit at a time.
+        self._seen = np.zeros(s * n * n, dtype=np.int32)
+        self._held = np.zeros(s * n * n, dtype=np.int32)
+        self._tick = 0
         self._makespan = sched.makespan
         self._pflat = predicted.ravel().copy()
         self.perms.flags.writeable = False  # the fitted configurations share its rows
@@ -291,24 +295,32 @@ class Plan:
         )
         perms = perms[src]
         confs, end = self._lay_out(perms, switch, work, previous)
-        before, count = self._before(previous)
-        mask, added, removed = lit_mask(perms, switch, work, self.n, self._s, before, count)
+        before = self._before(previous)
+        keys, added, removed = lit_changes(
+            before, perms, switch, work, n, self._seen, self._held, self._next_tick()
+        )
         if end > self.makespan + _residual_bound(lines, self.deltas, self.rates) * (1 + 1e-12):
             after = self._plan_then(np.maximum(flat - self._cover, 0.0).reshape(self.n, self.n))
             other = max((c[-1].end for c in after if c), default=0.0)
             w = self.recourse_weight
             if w > 0.0:  # the trade: makespan plus the weight per circuit changed
                 end += w * (added + removed)
-                other += w * sum(_changes(before, lit(after, self.n)))
+                other += w * sum(_changes(before, _keys(after, n, self._s)))
             if other < end:
                 return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
-        return self._finish(confs, lb, mode, err, previous, t0, 0, (mask, added, removed))
+        return self._finish(confs, lb, mode, err, previous, t0, 0, (keys, added, removed))
 
-    def _before(self, previous: Schedule | None) -> tuple[NDArray[np.bool_], int]:
-        """The lit circuits to count recourse against, and how many."""
-        if previous is None:
-            return self._lit, self._lit_count
-        return _lit_of(previous, self.n, self._s)
+    def _before(self, previous: Schedule | None) -> I64:
+        """The lit circuits (keys) to count recourse against."""
+        return self._keys if previous is None else _keys_of(previous, self.n, self._s)
+
+    def _next_tick(self) -> int:
+        if self._tick >= 2**31 - 2:  # the marks would wrap: start them over
+            self._seen[:] = 0
+            self._held[:] = 0
+            self._tick = 0
+        self._tick += 1
+        return self._tick
 
     def _repair(self, rest: F64, work: F64, cost: F64) -> tuple[I64, I64, I64, F64, F64]:
         """Add Spectra's decomposition of the uncovered entries, largest first on the least-loaded switch."""
@@ -387,13 +399,12 @@ class Plan:
         previous: Schedule | None,
         t0: float,
         splits: int,
-        counted: tuple[NDArray[np.bool_], int, int] | None = None,
+        counted: tuple[I64, int, int] | None = None,
     ) -> Schedule:
         fab = self.fabric
-        before, count = self._before(previous)
         if counted is None:
-            after = lit(switches, self.n)
-            added, removed = _changes(before, after)
+            after = _keys(switches, self.n, self._s)
+            added, removed = _changes(self._before(previous), after)
         else:
             after, added, removed = counted
         meta: dict[str, Any] = {
@@ -419,33 +430,36 @@ class Plan:
             meta=meta,
             fabric=None if fab.is_uniform else fab,
         )
-        _remember(out, after, count + added - removed)
+        _remember(out, after, self._s)
         return out
 
 
-#: The lit-circuit masks of the schedules fit() returned, by id while they live: ``previous=``
-#: then costs nothing to compare against.
-#: The lit-circuit masks (and counts) of the schedules fit() returned, by id while they live:
-#: comparing against one as ``previous=`` then costs nothing.
-_LIT: dict[int, tuple[NDArray[np.bool_], int]] = {}
+#: The lit circuits (keys, see :func:`_keys`) of the schedules fit() returned, with their switch
+#: count, by id while they live: comparing against one as ``previous=`` then costs nothing.
+_LIT: dict[int, tuple[I64, int]] = {}
 
 
-def _changes(before: NDArray[np.bool_], after: NDArray[np.bool_]) -> tuple[int, int]:
-    return int((after & ~before).sum()), int((before & ~after).sum())
+def _keys(switches: Sequence[Sequence[Configuration]], n: int, s: int) -> I64:
+    """The circuits the first ``s`` switches set up: sorted keys ``switch * n * n + i * n + j``."""
+    sw = (tuple(switches) + ((),) * s)[:s]  # extra switches of another fabric: ignored
+    return np.nonzero(lit(sw, n))[0].astype(np.int64)
 
 
-def _remember(out: Schedule, mask: NDArray[np.bool_], count: int) -> None:
-    _LIT[id(out)] = (mask, count)
+def _changes(before: I64, after: I64) -> tuple[int, int]:
+    common = np.intersect1d(before, after, assume_unique=True).size
+    return int(after.size - common), int(before.size - common)
+
+
+def _remember(out: Schedule, keys: I64, s: int) -> None:
+    _LIT[id(out)] = (keys, s)
     weakref.finalize(out, _LIT.pop, id(out), None)
 
 
-def _lit_of(sched: Schedule, n: int, s: int) -> tuple[NDArray[np.bool_], int]:
+def _keys_of(sched: Schedule, n: int, s: int) -> I64:
     got = _LIT.get(id(sched))
-    if got is not None and got[0].size == s * n * n:
-        return got
-    sw = (tuple(sched.switches) + ((),) * s)[:s]  # extra switches of another fabric: ignored
-    mask = lit(sw, n)
-    return mask, int(mask.sum())
+    if got is not None and got[1] == s and sched.ports == n:
+        return got[0]
+    return _keys(sched.switches, n, s)
 
 
 def _bound_of(lines: F64, deltas: F64, rates: F64) -> float:
