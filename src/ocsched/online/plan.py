@@ -220,7 +220,8 @@ class Plan:
         previous : Schedule, optional
             The schedule that ran before on the same fabric: each switch starts with the
             configuration that shares the most circuits with its last one there, and
-            ``meta["recourse"]`` counts against it (otherwise against the planned schedule).
+            ``meta["online"]["recourse"]`` counts against it (otherwise against the planned
+            schedule).
         max_error : float, optional
             Overrides the plan's ``max_error`` for this call.
 
@@ -249,15 +250,20 @@ class Plan:
         groups before and the planned work of those after (so an entry's last group covers it).
         The work is shared among the pieces as planned. If ``actual <= predicted`` entrywise no
         duration grows. The latest switch then sheds work: to a sibling piece on another switch
-        (no circuit changes), or by moving or swapping whole pieces when that gains more than
-        ``recourse_weight`` per circuit moved. Entries no planned configuration covers are
-        decomposed (Spectra) and placed largest first on the least-loaded switch, before the
-        re-balance. With ``recourse_weight`` 0 the result is never later than the planned
-        schedule followed by the residual ``max(actual - planned service, 0)`` scheduled with
-        ``algorithm``: when the fit ends after the plan's makespan plus a lower bound of the
-        residual's schedule (its line and port bounds), that schedule is computed and the
-        earlier one kept (with a weight, the better by makespan plus weight per circuit changed).
-        O(m n) for the re-fit, O(passes * m^2 / s) for the re-balance (m configurations).
+        (no circuit changes), or by moving, swapping or splitting pieces onto the least-loaded
+        switch when that gains more than ``recourse_weight`` per circuit changed. Entries no
+        planned configuration covers are decomposed (Spectra) and placed largest first on the
+        least-loaded switch, before the re-balance.
+
+        With ``recourse_weight`` 0 the result is never later than the planned schedule followed
+        by the residual ``max(actual - planned service, 0)`` scheduled with ``algorithm``: when
+        the fit ends after the plan's makespan plus a lower bound of the residual's schedule
+        (its line and port bounds), that schedule is computed and the earlier one kept (with a
+        weight: the better by makespan plus the weight per circuit changed).
+
+        O(n^2 + m n) for the scan, the re-fit and the recourse count, O(passes * m^2 / s) for
+        the re-balance (m configurations). One plan serves one ``fit`` at a time (it keeps
+        scratch marks); use one plan per thread.
         """
         t0 = time.perf_counter()
         limit = self.max_error if max_error is None else _check_limit(max_error)
