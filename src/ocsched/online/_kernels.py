@@ -157,17 +157,22 @@ def rebalance(
 def scan(
     actual: F64, predicted: F64, cover: F64, n: int
 ) -> tuple[float, float, bool, F64]:  # pragma: no cover
-    """One pass over the entries: ``|actual - predicted|_1``, ``|predicted|_1``, whether an entry the
-    plan does not cover has demand, and per line (rows then columns): the actual sum, the
-    residual ``max(actual - cover, 0)`` sum and its nonzero count."""
+    """One pass over the off-diagonal entries: ``|actual - predicted|_1`` (NaN at the first
+    negative or non-finite entry), ``|predicted|_1``, whether an entry the plan does not cover
+    has demand, and per line (rows then columns): the actual sum, the residual
+    ``max(actual - cover, 0)`` sum and its nonzero count."""
     diff = 0.0
     total = 0.0
     uncovered = False
     lines = np.zeros((3, 2 * n))
     for i in range(n):
         for j in range(n):
+            if i == j:
+                continue  # local traffic: never crosses the fabric
             e = i * n + j
             a = actual[e]
+            if not (a >= 0.0 and a < np.inf):
+                return np.nan, 0.0, False, lines  # negative, NaN or inf: the caller reports it
             p = predicted[e]
             diff += abs(a - p)
             total += abs(p)
@@ -186,9 +191,32 @@ def scan(
 
 
 @jit
-def lit_mask(perms: I64, switch: I64, work: F64, n: int, s: int) -> NDArray[np.bool_]:  # pragma: no cover
-    """Which circuits each switch sets up, flat over ``(switch, input, output)``: pieces with work only."""
-    out = np.zeros(s * n * n, dtype=np.bool_)
+def lit_changes(  # pragma: no cover
+    before: I64,
+    perms: I64,
+    switch: I64,
+    work: F64,
+    n: int,
+    seen: NDArray[np.int32],
+    held: NDArray[np.int32],
+    tick: int,
+) -> tuple[I64, int, int]:
+    """The circuits the pieces with work set up, as keys ``switch * n * n + i * n + j`` (each once),
+    and ``(added, removed)`` against the unique keys ``before``.
+
+    ``seen`` and ``held`` are scratch marks over all keys, never cleared: an entry equal to
+    ``tick`` is marked in this call (the caller passes a new tick each time), so the cost is
+    O(circuits), not O(s n^2).
+    """
+    for q in range(before.size):
+        held[before[q]] = tick
+    total = 0
+    for k in range(work.size):
+        if work[k] > 0:
+            total += n
+    out = np.empty(total, dtype=np.int64)
+    lit = 0
+    added = 0
     for k in range(work.size):
         if work[k] <= 0:
             continue
@@ -196,21 +224,14 @@ def lit_mask(perms: I64, switch: I64, work: F64, n: int, s: int) -> NDArray[np.b
         for i in range(n):
             j = perms[k, i]
             if j >= 0:
-                out[base + i * n + j] = True
-    return out
-
-
-@jit
-def changes(before: NDArray[np.bool_], after: NDArray[np.bool_]) -> tuple[int, int]:  # pragma: no cover
-    """``(added, removed)`` between two :func:`lit_mask` masks of one size."""
-    added = 0
-    removed = 0
-    for e in range(after.size):
-        if after[e] and not before[e]:
-            added += 1
-        elif before[e] and not after[e]:
-            removed += 1
-    return added, removed
+                e = base + i * n + j
+                if seen[e] != tick:
+                    seen[e] = tick
+                    out[lit] = e
+                    lit += 1
+                    if held[e] != tick:
+                        added += 1
+    return out[:lit], added, before.size - (lit - added)
 
 
 @jit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
-from ocsched.online._kernels import changes, lit_mask, rebalance, refit, scan, starts_of
+from ocsched.online._kernels import lit_changes, rebalance, refit, scan, starts_of
 from ocsched.online.recourse import lit
 from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
 
@@ -183,7 +184,11 @@ class Plan:
         self._circuits = np.diff(ptr)[group].astype(np.float64)
         self._s = s
         self._passes = 4 * m + 4 * s
-        self._lit = lit(sched.switches, n)
+        self._keys = _keys(sched.switches, n, s)
+        # Scratch marks for the recourse count (see lit_changes): a plan serves one fit at a time.
+        self._seen = np.zeros(s * n * n, dtype=np.int32)
+        self._held = np.zeros(s * n * n, dtype=np.int32)
+        self._tick = 0
         self._makespan = sched.makespan
         self._pflat = predicted.ravel().copy()
         self.perms.flags.writeable = False  # the fitted configurations share its rows
@@ -215,7 +220,8 @@ class Plan:
         previous : Schedule, optional
             The schedule that ran before on the same fabric: each switch starts with the
             configuration that shares the most circuits with its last one there, and
-            ``meta["recourse"]`` counts against it (otherwise against the planned schedule).
+            ``meta["online"]["recourse"]`` counts against it (otherwise against the planned
+            schedule).
         max_error : float, optional
             Overrides the plan's ``max_error`` for this call.
 
@@ -226,7 +232,8 @@ class Plan:
             configurations with re-fitted durations, re-placed), ``"repair"`` (the same, plus
             configurations for entries the plan does not cover), ``"plan+residual"`` (the
             planned schedule, then the residual scheduled after it: kept when shorter) or
-            ``"fallback"`` (``error`` above ``max_error``: ``algorithm`` on ``actual``);
+            ``"fallback"`` (``error`` above ``max_error``: ``algorithm`` on ``actual``, unless
+            the plan-then-residual schedule is shorter);
             ``error`` is the measured relative L1 error, ``recourse`` the circuits added plus
             removed (:func:`ocsched.online.recourse.recourse`; also ``added`` and ``removed``).
             ``lower_bound`` is the line bound ``min delta + max line sum / total rate``.
@@ -243,25 +250,43 @@ class Plan:
         groups before and the planned work of those after (so an entry's last group covers it).
         The work is shared among the pieces as planned. If ``actual <= predicted`` entrywise no
         duration grows. The latest switch then sheds work: to a sibling piece on another switch
-        (no circuit changes), or by moving or swapping whole pieces when that gains more than
-        ``recourse_weight`` per circuit moved. Entries no planned configuration covers are
-        decomposed (Spectra) and placed largest first on the least-loaded switch, before the
-        re-balance. With ``recourse_weight`` 0 the result is never later than the planned
-        schedule followed by the residual ``max(actual - planned service, 0)`` scheduled with
-        ``algorithm``: when the fit ends after the plan's makespan plus a lower bound of the
-        residual's schedule (its line and port bounds), that schedule is computed and the
-        earlier one kept (with a weight, the better by makespan plus weight per circuit changed).
-        O(m n) for the re-fit, O(passes * m^2 / s) for the re-balance (m configurations).
+        (no circuit changes), or by moving, swapping or splitting pieces onto the least-loaded
+        switch when that gains more than ``recourse_weight`` per circuit changed. Entries no
+        planned configuration covers are decomposed (Spectra) and placed largest first on the
+        least-loaded switch, before the re-balance.
+
+        With ``recourse_weight`` 0 the result is never later than the planned schedule followed
+        by the residual ``max(actual - planned service, 0)`` scheduled with ``algorithm``: when
+        the fit ends after the plan's makespan plus a lower bound of the residual's schedule
+        (its line and port bounds), that schedule is computed and the earlier one kept (with a
+        weight: the better by makespan plus the weight per circuit changed).
+
+        O(n^2 + m n) for the scan, the re-fit and the recourse count, O(passes * m^2 / s) for
+        the re-balance (m configurations). One plan serves one ``fit`` at a time (it keeps
+        scratch marks); use one plan per thread.
         """
         t0 = time.perf_counter()
         limit = self.max_error if max_error is None else _check_limit(max_error)
-        a = _dense(actual, self.n, "actual")
+        n = self.n
+        fast = isinstance(actual, np.ndarray) and actual.dtype == np.float64 and actual.shape == (n, n)
+        a = np.ascontiguousarray(actual) if fast else _dense(actual, n, "actual")
         flat = a.ravel()
-        diff, total, uncovered, lines = scan(flat, self._pflat, self._cover, self.n)
+        diff, total, uncovered, lines = scan(flat, self._pflat, self._cover, n)
+        if math.isnan(diff):  # the scan met a negative or non-finite entry: say which, in one line
+            a = _dense(a, None, "actual")
+        if fast and a.diagonal().any():
+            a = a.copy()
+            np.fill_diagonal(a, 0.0)
+            flat = a.ravel()
         err = (0.0 if diff == 0.0 else math.inf) if total == 0.0 else diff / total
         lb = _bound_of(lines, self.deltas, self.rates)
         if err > limit:
             out = schedule(a, fabric=self.fabric, algorithm=self.algorithm)
+            if out.makespan > self.makespan + _residual_bound(lines, self.deltas, self.rates) * (1 + 1e-12):
+                # A fresh heuristic schedule may still lose to the plan with the residual after it.
+                after = self._plan_then(np.maximum(flat - self._cover, 0.0).reshape(self.n, self.n))
+                if max((c[-1].end for c in after if c), default=0.0) < out.makespan:
+                    return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
             return self._finish(out.switches, lb, "fallback", err, previous, t0, out.splits)
         gneed = refit(flat, self._cover, self._gorder, self._ptr, self._idx, self._gwork)
         work = gneed[self.group] * self._share
@@ -276,21 +301,32 @@ class Plan:
         )
         perms = perms[src]
         confs, end = self._lay_out(perms, switch, work, previous)
-        mask = lit_mask(perms, switch, work, self.n, self._s)
+        before = self._before(previous)
+        keys, added, removed = lit_changes(
+            before, perms, switch, work, n, self._seen, self._held, self._next_tick()
+        )
         if end > self.makespan + _residual_bound(lines, self.deltas, self.rates) * (1 + 1e-12):
             after = self._plan_then(np.maximum(flat - self._cover, 0.0).reshape(self.n, self.n))
             other = max((c[-1].end for c in after if c), default=0.0)
             w = self.recourse_weight
             if w > 0.0:  # the trade: makespan plus the weight per circuit changed
-                before = self._before(previous)
-                end += w * sum(changes(before, mask))
-                other += w * sum(changes(before, lit(after, self.n)))
+                end += w * (added + removed)
+                other += w * sum(_changes(before, _keys(after, n, self._s)))
             if other < end:
                 return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
-        return self._finish(confs, lb, mode, err, previous, t0, 0, mask)
+        return self._finish(confs, lb, mode, err, previous, t0, 0, (keys, added, removed))
 
-    def _before(self, previous: Schedule | None) -> NDArray[np.bool_]:
-        return self._lit if previous is None else _lit_of(previous, self.n, self._s)
+    def _before(self, previous: Schedule | None) -> I64:
+        """The lit circuits (keys) to count recourse against."""
+        return self._keys if previous is None else _keys_of(previous, self.n, self._s)
+
+    def _next_tick(self) -> int:
+        if self._tick >= 2**31 - 2:  # the marks would wrap: start them over
+            self._seen[:] = 0
+            self._held[:] = 0
+            self._tick = 0
+        self._tick += 1
+        return self._tick
 
     def _repair(self, rest: F64, work: F64, cost: F64) -> tuple[I64, I64, I64, F64, F64]:
         """Add Spectra's decomposition of the uncovered entries, largest first on the least-loaded switch."""
@@ -341,12 +377,10 @@ class Plan:
         dur = work[ks] / self.rates[sw]
         first = starts_of(sw, dur, self.deltas)
         ends = first + dur
-        starts = first.tolist()
-        durs = dur.tolist()
-        out = tuple(
-            tuple(Configuration(starts[q], durs[q], perms[ks[q]]) for q in range(bounds[b], bounds[b + 1]))
-            for b in range(self._s)
-        )
+        conf = Configuration
+        flat = [conf(t, d, p) for t, d, p in zip(first.tolist(), dur.tolist(), list(perms[ks]), strict=True)]
+        cuts = bounds.tolist()
+        out = tuple(tuple(flat[cuts[b] : cuts[b + 1]]) for b in range(self._s))
         return out, float(ends.max(initial=0.0))
 
     def _plan_then(self, resid: F64) -> tuple[tuple[Configuration, ...], ...]:
@@ -371,12 +405,14 @@ class Plan:
         previous: Schedule | None,
         t0: float,
         splits: int,
-        mask: NDArray[np.bool_] | None = None,
+        counted: tuple[I64, int, int] | None = None,
     ) -> Schedule:
         fab = self.fabric
-        before = self._before(previous)
-        after = lit(switches, self.n) if mask is None else mask
-        added, removed = changes(before, after)
+        if counted is None:
+            after = _keys(switches, self.n, self._s)
+            added, removed = _changes(self._before(previous), after)
+        else:
+            after, added, removed = counted
         meta: dict[str, Any] = {
             "ocsched_version": __version__,
             "switches": self._s,
@@ -400,26 +436,36 @@ class Plan:
             meta=meta,
             fabric=None if fab.is_uniform else fab,
         )
-        _remember(out, after)
+        _remember(out, after, self._s)
         return out
 
 
-#: The lit-circuit masks of the schedules fit() returned, by id while they live: ``previous=``
-#: then costs nothing to compare against.
-_LIT: dict[int, NDArray[np.bool_]] = {}
+#: The lit circuits (keys, see :func:`_keys`) of the schedules fit() returned, with their switch
+#: count, by id while they live: comparing against one as ``previous=`` then costs nothing.
+_LIT: dict[int, tuple[I64, int]] = {}
 
 
-def _remember(out: Schedule, mask: NDArray[np.bool_]) -> None:
-    _LIT[id(out)] = mask
+def _keys(switches: Sequence[Sequence[Configuration]], n: int, s: int) -> I64:
+    """The circuits the first ``s`` switches set up: sorted keys ``switch * n * n + i * n + j``."""
+    sw = (tuple(switches) + ((),) * s)[:s]  # extra switches of another fabric: ignored
+    return np.nonzero(lit(sw, n))[0].astype(np.int64)
+
+
+def _changes(before: I64, after: I64) -> tuple[int, int]:
+    common = np.intersect1d(before, after, assume_unique=True).size
+    return int(after.size - common), int(before.size - common)
+
+
+def _remember(out: Schedule, keys: I64, s: int) -> None:
+    _LIT[id(out)] = (keys, s)
     weakref.finalize(out, _LIT.pop, id(out), None)
 
 
-def _lit_of(sched: Schedule, n: int, s: int) -> NDArray[np.bool_]:
-    mask = _LIT.get(id(sched))
-    if mask is None or mask.size != s * n * n:
-        sw = tuple(sched.switches) + ((),) * (s - len(sched.switches))
-        mask = lit(sw[:s], n) if len(sched.switches) <= s else lit(sched.switches, n)[: s * n * n]
-    return mask
+def _keys_of(sched: Schedule, n: int, s: int) -> I64:
+    got = _LIT.get(id(sched))
+    if got is not None and got[1] == s and sched.ports == n:
+        return got[0]
+    return _keys(sched.switches, n, s)
 
 
 def _bound_of(lines: F64, deltas: F64, rates: F64) -> float:
