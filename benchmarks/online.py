@@ -36,7 +36,7 @@ FABRICS = ((4, 0.01), (4, 0.04), (16, 0.01), (16, 0.04))
 def _steps(gpus: int, drift: float, seed: int, count: int, experts: int | None = None) -> list[np.ndarray]:
     """``count`` consecutive steps, all scaled by step 0's largest line sum (the drift is kept)."""
     extra = {} if experts is None else {"experts": experts}
-    mats = [generate("moe", gpus=gpus, seed=seed, drift=drift, step=t, **extra) for t in range(count)]
+    mats = [generate("moe", gpus=gpus, rng=seed, drift=drift, step=t, **extra) for t in range(count)]
     scale = max(float(mats[0].sum(axis=0).max()), float(mats[0].sum(axis=1).max()))
     return [m / scale for m in mats]
 

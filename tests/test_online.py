@@ -104,7 +104,7 @@ def test_fit_never_grows_a_configuration_when_actual_is_below_prediction(data: s
 
 
 def test_fit_of_the_prediction_keeps_the_plan() -> None:
-    d = generate("moe", gpus=16, seed=3, normalized=True)
+    d = generate("moe", gpus=16, rng=3, normalize=True)
     p = plan(d, switches=4, delta=0.02)
     out = p.fit(d)
     assert out.meta["online"] | {"error": 0.0} == out.meta["online"]
@@ -113,7 +113,7 @@ def test_fit_of_the_prediction_keeps_the_plan() -> None:
 
 
 def test_small_drift_stays_near_a_fresh_schedule() -> None:
-    d = generate("moe", gpus=32, seed=1, normalized=True)
+    d = generate("moe", gpus=32, rng=1, normalize=True)
     rng = np.random.default_rng(0)
     a = d * rng.uniform(0.97, 1.03, d.shape)
     p = plan(d, switches=4, delta=0.02)
@@ -124,8 +124,8 @@ def test_small_drift_stays_near_a_fresh_schedule() -> None:
 
 
 def test_fallback_above_the_error_limit_is_the_fresh_schedule() -> None:
-    d = generate("moe", gpus=16, seed=2, normalized=True)
-    a = generate("moe", gpus=16, seed=9, normalized=True)
+    d = generate("moe", gpus=16, rng=2, normalize=True)
+    a = generate("moe", gpus=16, rng=9, normalize=True)
     p = plan(d, switches=2, delta=0.05, max_error=0.01)
     err = relative_l1(d, a)
     assert err > 0.01
@@ -149,7 +149,7 @@ def test_new_entries_are_repaired() -> None:
 
 
 def test_same_input_same_schedule() -> None:
-    d = generate("moe", gpus=16, seed=4, normalized=True)
+    d = generate("moe", gpus=16, rng=4, normalize=True)
     a = d * np.random.default_rng(1).uniform(0.9, 1.1, d.shape)
     x, y = plan(d, switches=3, delta=0.01).fit(a), plan(d, switches=3, delta=0.01).fit(a)
     assert [[(c.start, c.duration, c.circuits) for c in sw] for sw in x.switches] == [
@@ -158,7 +158,7 @@ def test_same_input_same_schedule() -> None:
 
 
 def test_recourse_weight_keeps_configurations_on_their_switches() -> None:
-    d = generate("moe", gpus=16, seed=5, normalized=True)
+    d = generate("moe", gpus=16, rng=5, normalize=True)
     a = d * np.random.default_rng(2).uniform(0.7, 1.3, d.shape)
     free = plan(d, switches=4, delta=0.01, max_error=1e9).fit(a)
     kept = plan(d, switches=4, delta=0.01, max_error=1e9, recourse=1e9).fit(a)
@@ -168,7 +168,7 @@ def test_recourse_weight_keeps_configurations_on_their_switches() -> None:
 
 
 def test_previous_schedule_starts_each_switch_with_its_held_configuration() -> None:
-    d = generate("moe", gpus=16, seed=6, normalized=True)
+    d = generate("moe", gpus=16, rng=6, normalize=True)
     p = plan(d, switches=2, delta=0.01, max_error=1e9)
     first = p.fit(d)
     second = p.fit(d * 1.01, previous=first)

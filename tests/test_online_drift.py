@@ -16,14 +16,14 @@ from ocsched.workloads.drift import drift_step
 
 
 def test_moe_without_drift_is_byte_identical() -> None:
-    plain = generate("moe", gpus=16, seed=3)
+    plain = generate("moe", gpus=16, rng=3)
     for options in ({"drift": 0.0, "step": 7}, {"drift": 0.3, "step": 0}):
-        assert generate("moe", gpus=16, seed=3, **options).tobytes() == plain.tobytes()
+        assert generate("moe", gpus=16, rng=3, **options).tobytes() == plain.tobytes()
 
 
 @pytest.mark.parametrize("drift", [0.025, 0.1, 0.3])
 def test_moe_steps_are_the_drift_apart(drift: float) -> None:
-    mats = [generate("moe", gpus=16, seed=1, drift=drift, step=t) for t in range(4)]
+    mats = [generate("moe", gpus=16, rng=1, drift=drift, step=t) for t in range(4)]
     for before, after in itertools.pairwise(mats):
         assert relative_l1(before, after) == pytest.approx(drift, rel=1e-9)
         assert ((after > 0) == (before > 0)).all()
@@ -43,6 +43,6 @@ def test_drift_step_keeps_support_and_sign(drift: float, seed: int) -> None:
 
 def test_bad_drift_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="drift"):
-        generate("moe", gpus=8, seed=0, drift=-0.1, step=1)
+        generate("moe", gpus=8, rng=0, drift=-0.1, step=1)
     with pytest.raises(InvalidInputError, match="step"):
-        generate("moe", gpus=8, seed=0, drift=0.1, step=-1)
+        generate("moe", gpus=8, rng=0, drift=0.1, step=-1)

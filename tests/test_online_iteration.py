@@ -18,7 +18,7 @@ from ocsched.workloads import generate
 
 def _pair(seed: int = 0) -> tuple[Iteration, Iteration]:
     rng = np.random.default_rng(seed)
-    mats = [generate("moe", gpus=8, seed=seed + k, normalized=True) for k in range(3)]
+    mats = [generate("moe", gpus=8, rng=seed + k, normalize=True) for k in range(3)]
     actual = Iteration(Phase(m, gap_before=0.1 * k) for k, m in enumerate(mats))
     noisy = [m * rng.uniform(0.9, 1.1, m.shape) for m in mats]
     guess = Iteration(Phase(m, gap_before=0.1 * k) for k, m in enumerate(noisy))
@@ -59,7 +59,7 @@ def test_iteration_predictions_are_checked() -> None:
 
 
 def test_online_scheduler_keeps_circuits_across_steps() -> None:
-    base = generate("moe", gpus=16, seed=3, normalized=True)
+    base = generate("moe", gpus=16, rng=3, normalize=True)
     rng = np.random.default_rng(4)
     steps = [base * rng.uniform(0.97, 1.03, base.shape) for _ in range(5)]
     online = OnlineScheduler(switches=4, delta=0.01, predictor=Last())
@@ -75,7 +75,7 @@ def test_online_scheduler_keeps_circuits_across_steps() -> None:
 
 
 def test_online_scheduler_per_layer_plans() -> None:
-    layers = [generate("moe", gpus=8, seed=k, normalized=True) for k in range(2)]
+    layers = [generate("moe", gpus=8, rng=k, normalize=True) for k in range(2)]
     online = OnlineScheduler(switches=2, delta=0.01, predictor=LayerMovingAverage(window=2))
     for _ in range(2):
         for k, m in enumerate(layers):
@@ -85,7 +85,7 @@ def test_online_scheduler_per_layer_plans() -> None:
 
 
 def test_online_scheduler_recourse_weight_keeps_a_plan() -> None:
-    base = generate("moe", gpus=8, seed=5, normalized=True)
+    base = generate("moe", gpus=8, rng=5, normalize=True)
     rng = np.random.default_rng(6)
     online = OnlineScheduler(switches=2, delta=0.01, recourse=1e9)
     online.step(base)
