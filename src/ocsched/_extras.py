@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import metadata
 
 __all__ = ["install_hint", "missing_extra"]
 
@@ -12,6 +11,8 @@ __all__ = ["install_hint", "missing_extra"]
 @functools.cache
 def _from_source() -> bool:
     """True for an editable install or a source tree on the path (a clone): ``pip install -e`` applies."""
+    from importlib import metadata  # ~0.1 s to import: only when a hint is shown
+
     try:
         dist = metadata.distribution("ocsched")
     except metadata.PackageNotFoundError:

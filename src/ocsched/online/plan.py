@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import math
-import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_choice, check_number
+from ocsched._jit import clock
 from ocsched._version import __version__
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
@@ -26,7 +25,10 @@ __all__ = ["DEFAULT_MAX_ERROR", "SUPPORTED", "Plan", "plan", "relative_l1"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-DemandLike = ArrayLike | sp.sparray | sp.spmatrix | Demand
+if TYPE_CHECKING:  # scipy.sparse is loaded only when a sparse demand is given
+    import scipy.sparse as sp
+
+    DemandLike = ArrayLike | sp.sparray | sp.spmatrix | Demand
 
 #: Fabric features a plan handles (beyond identical all-stop switches that never fail).
 SUPPORTED = frozenset({"heterogeneous"})
@@ -265,7 +267,7 @@ class Plan:
         the re-balance (m configurations). One plan serves one ``fit`` at a time (it keeps
         scratch marks); use one plan per thread.
         """
-        t0 = time.perf_counter()
+        t0 = clock()
         limit = self.max_error if max_error is None else _check_limit(max_error)
         n = self.n
         fast = isinstance(actual, np.ndarray) and actual.dtype == np.float64 and actual.shape == (n, n)
@@ -424,7 +426,7 @@ class Plan:
                 "added": added,
                 "removed": removed,
             },
-            "runtime_s": time.perf_counter() - t0,
+            "runtime_s": clock() - t0,
         }
         out = Schedule(
             ports=self.n,
