@@ -42,13 +42,16 @@ FABRICS: dict[frozenset[str], Fabric] = {
     ),
     frozenset({"partial"}): Fabric.uniform(3, 0.1, model="partial"),
 }
-# Every combination of features too: a scheduler must handle them together, not only apart.
-FABRICS[frozenset(FEATURES)] = Fabric(
+FABRICS[frozenset({"eps"})] = Fabric.uniform(3, 0.1).with_eps(0.5)
+# Every combination of the circuit features too: a scheduler must handle them together, not only
+# apart; and all of them with a packet switch.
+FABRICS[frozenset(FEATURES) - {"eps"}] = Fabric(
     (Switch(0.1), Switch(0.2, 2.0), Switch(0.1)),
     (SwitchDown(1, 0.3, 0.9),),
     (LinkDown(3, 0, 0.5),),
     model="partial",
 )
+FABRICS[frozenset(FEATURES)] = FABRICS[frozenset(FEATURES) - {"eps"}].with_eps(0.5)
 
 ITERATION = Iteration([Phase(DEMAND, 0.2), Phase(DEMAND.T.copy(), 0.0), Phase(DEMAND, 0.1)])
 
@@ -92,7 +95,7 @@ HEAVY_BASES = {"exact", "spectra-opt"}
 def _iteration_cells() -> list[object]:
     cells: list[object] = []
     for a, b, f in itertools.product(ITERATION_SCHEDULERS, SCHEDULERS, FABRICS):
-        if not _expected_ok(b, f):
+        if not _expected_ok(b, f) or "eps" in f:  # iterations refuse eps fabrics (a test below)
             continue
         marks = [pytest.mark.slow] if b in HEAVY_BASES and f else []
         cells.append(pytest.param(a, b, f, marks=marks, id=f"{a}-{b}-{'+'.join(sorted(f)) or 'plain'}"))
@@ -115,3 +118,10 @@ def test_iteration_base_refuses_what_it_does_not_support(base: str) -> None:
         with pytest.raises(InvalidInputError, match=r"does not support|needs a fabric with") as info:
             schedule_iteration(ITERATION, fabric=FABRICS[features], base=base)
         assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("base", ["spectra-hybrid", "spectra-pack"])
+def test_iterations_refuse_an_eps_fabric_in_one_line(base: str) -> None:
+    with pytest.raises(InvalidInputError, match=r"does not support eps") as info:
+        schedule_iteration(ITERATION, fabric=FABRICS[frozenset({"eps"})], base=base)
+    assert "\n" not in str(info.value)

@@ -29,6 +29,7 @@ from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
 from ocsched.fabric import Fabric
+from ocsched.hybrid import HybridResult, mixnet_greedy, solstice_hybrid, spectra_hybrid
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
 __all__ = [
@@ -64,18 +65,21 @@ class Result:
         ``"heuristic"``, or an exact solver's status.
     dual_bound : float or None
         A proved lower bound on the optimum, if the scheduler has one.
+    eps : Demand or None
+        What goes on the fabric's packet switch (hybrid schedulers only).
     """
 
     switches: Switches
     splits: int = 0
     status: str = "heuristic"
     dual_bound: float | None = None
+    eps: Demand | None = None
 
 
 SchedulerFn = Callable[[Demand, Fabric, RngLike], Result]
 
 #: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
-FEATURES = ("heterogeneous", "failures", "partial")
+FEATURES = ("heterogeneous", "failures", "partial", "eps")
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ def pipeline(decomposer: str, placement: str) -> SchedulerFn:
 
 
 #: Every fabric feature: pipelines place by finish time on any fabric (see ``place_on_fabric``).
-ALL_FEATURES = frozenset(FEATURES)
+ALL_FEATURES = frozenset(FEATURES) - {"eps"}
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
@@ -224,6 +228,18 @@ def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     return Result(res.schedule.switches, 0, status, dual)
 
 
+def _hybrid(fn: Callable[[Demand, Fabric], HybridResult], plain: SchedulerFn) -> SchedulerFn:
+    """A hybrid scheduler: ``fn`` with a packet switch, ``plain`` (its circuits-only form) without."""
+
+    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+        if not fabric.eps_rate > 0:
+            return plain(demand, fabric, rng)
+        res = fn(demand, fabric)
+        return Result(res.switches, res.splits, eps=res.eps)
+
+    return run
+
+
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
@@ -283,6 +299,22 @@ SCHEDULERS: dict[str, Scheduler] = {
         max_ports=MAX_PORTS,
         supports=ALL_FEATURES,
     ),
+    "spectra-hybrid": Scheduler(
+        _hybrid(spectra_hybrid, _PACK),
+        "Hybrid fabric: the best split of D between the packet switch and spectra-pack "
+        "(bound-guided, trim, proportional, circuits only, EPS only)",
+        supports=frozenset({"eps"}),
+    ),
+    "solstice-hybrid": Scheduler(
+        _hybrid(solstice_hybrid, pipeline("solstice", "equalize")),
+        "Hybrid fabric: Solstice's trim of small entries to the packet switch, then Solstice",
+        supports=frozenset({"eps"}),
+    ),
+    "mixnet-greedy": Scheduler(
+        _hybrid(mixnet_greedy, _PACK),
+        "Hybrid fabric: the largest symmetrised pairs on circuits (s per port), the rest on the EPS",
+        supports=frozenset({"eps"}),
+    ),
 }
 
 
@@ -308,6 +340,8 @@ def fabric_features(fabric: Fabric) -> set[str]:
         out.add("failures")
     if fabric.model == "partial":
         out.add("partial")
+    if fabric.eps_rate > 0:
+        out.add("eps")
     return out
 
 
@@ -366,7 +400,10 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
         )
         for sw in res.switches
     )
-    return dataclasses.replace(res, switches=switches)
+    eps = res.eps
+    if eps is not None:
+        eps = Demand(dem.n, active[eps.rows], active[eps.cols], eps.values)
+    return dataclasses.replace(res, switches=switches, eps=eps)
 
 
 def _run(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
@@ -499,4 +536,5 @@ def schedule(
         status=res.status,
         dual_bound=res.dual_bound,
         fabric=None if fab.is_uniform else fab,
+        eps=res.eps,
     )
