@@ -91,8 +91,27 @@ ReconfOpt = Annotated[
 ]
 
 
+EpsRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-rate",
+        help="Packet switch beside the OCSes: each port's rate, in OCS link rates (default 0: none).",
+        show_default=False,
+    ),
+]
+EpsLatencyOpt = Annotated[
+    float | None,
+    typer.Option("--eps-latency", help="The packet switch's latency (with --eps-rate).", show_default=False),
+]
+
+
 def _fabric(
-    switches: int | None, delta: str | None, reconfiguration: str | None, fabric: Path | None
+    switches: int | None,
+    delta: str | None,
+    reconfiguration: str | None,
+    fabric: Path | None,
+    eps_rate: float | None = None,
+    eps_latency: float | None = None,
 ) -> Fabric:
     """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
     from ocsched import io
@@ -102,6 +121,8 @@ def _fabric(
         delta=None if delta is None else delta,
         reconfiguration=reconfiguration,
         fabric=fabric,
+        eps_rate=eps_rate,
+        eps_latency=eps_latency,
     )
 
 
@@ -167,6 +188,8 @@ def schedule_cmd(
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
+    eps_rate: EpsRateOpt = None,
+    eps_latency: EpsLatencyOpt = None,
     algorithm: Annotated[
         AlgorithmName, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
     ] = "spectra",
@@ -200,7 +223,7 @@ def schedule_cmd(
     from ocsched import io
     from ocsched.cli import traces
 
-    fab = _fabric(switches, delta, reconfiguration, fabric)
+    fab = _fabric(switches, delta, reconfiguration, fabric, eps_rate, eps_latency)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
     if io.traces.is_trace(demand):
@@ -244,6 +267,12 @@ def schedule_cmd(
         ("splits", str(sched.splits)),
         ("time", f"{elapsed:.3f} s"),
     ]
+    if fab.eps_rate:
+        eps = sched.eps
+        share = 0.0 if eps is None or not dem.nnz else float(eps.values.sum() / dem.values.sum())
+        rows.insert(
+            -1, ("eps", f"rate {fab.eps_rate:g}, {share:.1%} of the demand, ends {sched.eps_time:.6g}")
+        )
     if sched.status != "heuristic":
         rows.insert(
             -1,
