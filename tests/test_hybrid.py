@@ -222,3 +222,17 @@ def test_spectra_hybrid_beats_circuits_only_on_moe() -> None:
     pack = ocsched.schedule(d, fabric=fab.without_eps(), algorithm="spectra-pack")
     assert hyb.makespan < 0.8 * pack.makespan
     assert ocsched.validate(hyb, d).ok
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_hybrid_is_optimal_above_the_bound_and_below_the_heuristics(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    d = _random(seed, n=3 + seed % 2)
+    fab = Fabric.uniform(1 + seed % 2, float(rng.choice([0.01, 0.1]))).with_eps(float(rng.choice([0.2, 1.0])))
+    ex = ocsched.schedule(d, fabric=fab, algorithm="exact-hybrid")
+    assert ocsched.validate(ex, d).ok and reference(ex, d).sound()
+    assert ex.status == "optimal"
+    assert ex.lower_bound is not None and ex.lower_bound <= ex.makespan * (1 + 1e-12)
+    for algorithm in HYBRID:
+        other = ocsched.schedule(d, fabric=fab, algorithm=algorithm).makespan
+        assert ex.makespan <= other * (1 + 1e-9), algorithm  # HiGHS's tolerances, made relative
