@@ -299,60 +299,56 @@ def _greedy(demand: Demand, fabric: Fabric, *, scale: float = 1.0) -> HybridResu
 def refit(demand: Demand, res: HybridResult, fabric: Fabric) -> HybridResult:
     """Shorten configurations by LP, the traffic they no longer carry moved to the EPS.
 
-    Variables: ``x_k in [0, d_k]`` cut from configuration k's duration ``d_k``, ``y_e >= 0`` the
-    EPS's share of entry e, and the makespan T. Each switch's configurations, back to back, each
-    after delta, end by T; each entry is served, ``y_e >= D_e - sum_{k holds e} (d_k - x_k)``;
-    each port's EPS line sum of y is at most ``rho (T - L)``. The LP is feasible at ``x = 0``
-    with y what the schedule leaves to the EPS, so the result is never worse (it is kept only
-    if shorter): configurations cut to nothing are dropped, the others rebuilt back to back, and
-    R recomputed entry by entry as what the circuits no longer serve. Spectra-pack's schedule
-    with every configuration shortened by the same factor is one point of this LP, so its
-    optimum is never worse than the proportional split. Identical rate-1 all-stop circuits only
-    (else ``res`` unchanged).
+    Variables: ``x_k in [0, d_k]`` cut from configuration k's duration ``d_k``, and the makespan
+    T. Each switch's configurations, back to back, each after delta, end by T; each port's EPS
+    line sum (R's, plus ``x_k`` for every configuration k holding a circuit of the port that
+    serves demand) is at most ``rho (T - L)``. Feasible at ``x = 0`` (the schedule given); the
+    result is kept only if shorter: configurations cut to nothing are dropped, the others
+    rebuilt back to back, and R recomputed entry by entry as what the circuits no longer serve
+    (at most R plus the cuts, so within the LP's line sums). Identical rate-1 all-stop circuits
+    only (else ``res`` unchanged).
     """
     plain = fabric.without_eps()
     confs = [(b, c) for b, sw in enumerate(res.switches) for c in sw]
     if not plain.is_uniform or not confs or not demand.nnz:
         return res
-    n, m, k_all = demand.n, demand.nnz, len(confs)
+    n, k_all = demand.n, len(confs)
     rho, lat, delta, s = fabric.eps_rate, fabric.eps_latency, plain.deltas[0], plain.size
     keys = demand.rows * n + demand.cols  # sorted: Demand is row-major
     dur = np.array([c.duration for _, c in confs])
-    ent_k: list[NDArray[np.int64]] = []
     circ = []
+    port_rows: list[NDArray[np.int64]] = []
     for _, c in confs:
         i, j = c.circuit_arrays()
         pos = np.minimum(np.searchsorted(keys, i * n + j), keys.size - 1)
         hit = keys[pos] == i * n + j
         circ.append((i, j, pos, hit))
-        ent_k.append(pos[hit])
-    owner = np.repeat(np.arange(k_all), [e.size for e in ent_k])
-    ents = np.concatenate([np.zeros(0, np.int64), *ent_k])
+        port_rows.append(np.concatenate([i[hit], n + j[hit]]))
+    owner = np.repeat(np.arange(k_all), [p.size for p in port_rows])
+    ports = np.concatenate([np.zeros(0, np.int64), *port_rows])
     sw_of = np.array([b for b, _ in confs])
-    held = np.bincount(ents, dur[owner], m)
-    # Columns: x (K), y (m), T. Rows: s switches, m entries, n out-ports, n in-ports.
-    t_col, y0 = k_all + m, k_all
-    r_sw = (sw_of, np.arange(k_all), -np.ones(k_all))
-    r_t = (np.arange(s), np.full(s, t_col), -np.ones(s))
-    r_ex = (s + ents, owner, np.ones(ents.size))
-    r_ey = (s + np.arange(m), y0 + np.arange(m), -np.ones(m))
-    r_po = (s + m + demand.rows, y0 + np.arange(m), np.ones(m))
-    r_pi = (s + m + n + demand.cols, y0 + np.arange(m), np.ones(m))
-    r_pt = (s + m + np.arange(2 * n), np.full(2 * n, t_col), -rho * np.ones(2 * n))
-    parts = (r_sw, r_t, r_ex, r_ey, r_po, r_pi, r_pt)
+    # Columns: x (K), T. Rows: s switches, n out-ports, n in-ports.
+    parts = (
+        (sw_of, np.arange(k_all), -np.ones(k_all)),
+        (np.arange(s), np.full(s, k_all), -np.ones(s)),
+        (s + ports, owner, np.ones(ports.size)),
+        (s + np.arange(2 * n), np.full(2 * n, k_all), np.full(2 * n, -rho)),
+    )
     a = sp.csr_array(
         (
             np.concatenate([p[2] for p in parts]),
             (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])),
         ),
-        shape=(s + m + 2 * n, t_col + 1),
+        shape=(s + 2 * n, k_all + 1),
+    )
+    r_line = np.concatenate(
+        [np.bincount(res.eps.rows, res.eps.values, n), np.bincount(res.eps.cols, res.eps.values, n)]
     )
     busy = np.bincount(sw_of, dur + delta, s)
-    b_ub = np.concatenate([-busy, held - demand.values, np.full(2 * n, -rho * lat)])
-    cost = np.zeros(t_col + 1)
+    b_ub = np.concatenate([-busy, -rho * lat - r_line])
+    cost = np.zeros(k_all + 1)
     cost[-1] = 1.0
-    upper = np.concatenate([dur, np.full(m + 1, np.inf)])
-    bounds = np.column_stack([np.zeros(t_col + 1), upper])
+    bounds = np.column_stack([np.zeros(k_all + 1), np.append(dur, np.inf)])
     sol = linprog(cost, A_ub=a, b_ub=b_ub, bounds=bounds, method="highs")  # type: ignore[call-overload]
     if sol.status != 0 or sol.x is None:
         return res
@@ -399,20 +395,17 @@ def spectra_hybrid(demand: Demand, fabric: Fabric) -> HybridResult:
         return eps_only(demand, fabric)
     pack = circuits_only(demand, fabric)
     candidates = (pack, eps_only(demand, fabric), proportional(demand, fabric, base=pack))
-    best = min((*candidates, refit(demand, pack, fabric)), key=lambda x: x.makespan)
     scale = _scale(demand, fabric, pack.makespan)
-    cand = refit(demand, _greedy(demand, fabric, scale=scale), fabric)
-    if cand.makespan < best.makespan:
-        best = cand
+    best = min((*candidates, _greedy(demand, fabric, scale=scale)), key=lambda x: x.makespan)
     trim = _trim_split(demand, fabric, scale)
     c_values = demand.values - trim
     # The trim's makespan is at least the EPS's time and its circuits' line estimate: skipped
     # when that cannot beat the best so far (it could not win).
     floor = max(eps_time(_sub(demand, trim), fabric), _line_estimate(demand, c_values, fabric.without_eps()))
     if floor < best.makespan:
-        cand = _finish(demand, trim, fabric)
-        best = min((best, cand, refit(demand, cand, fabric)), key=lambda x: x.makespan)
-    return best
+        best = min((best, _finish(demand, trim, fabric)), key=lambda x: x.makespan)
+    # One LP on the winner: its configurations shortened where the EPS has room.
+    return refit(demand, best, fabric)
 
 
 def solstice_hybrid(demand: Demand, fabric: Fabric) -> HybridResult:
