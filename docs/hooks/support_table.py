@@ -30,6 +30,7 @@ FEATURE_LABELS = {
     "heterogeneous": "mixed delays / rates",
     "failures": "failed switches / links",
     "partial": "partial reconfiguration",
+    "eps": "packet switch (EPS)",
 }
 
 
