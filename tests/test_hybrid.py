@@ -236,3 +236,26 @@ def test_exact_hybrid_is_optimal_above_the_bound_and_below_the_heuristics(seed: 
     for algorithm in HYBRID:
         other = ocsched.schedule(d, fabric=fab, algorithm=algorithm).makespan
         assert ex.makespan <= other * (1 + 1e-9), algorithm  # HiGHS's tolerances, made relative
+
+
+def test_sweep_eps_rate_grid_key_runs_hybrid_fabrics() -> None:
+    from ocsched.sweep import expand, run_batch
+
+    cfg = {
+        "switches": [2],
+        "delta": 0.04,
+        "eps_rate": [0, 0.5],
+        "algorithms": ["spectra-hybrid"],
+        "workloads": [{"name": "standard", "options": {"n": 8, "flows": 3}}],
+    }
+    specs = expand(cfg)
+    assert [s.fabric for s in specs] == [None, "2 switches, delta 0.04, eps 0.5"]
+    rows = run_batch(specs)
+    from ocsched.sweep.run import _demand
+
+    d = _demand(specs[1])
+    direct = ocsched.schedule(d, fabric=Fabric.uniform(2, 0.04).with_eps(0.5), algorithm="spectra-hybrid")
+    assert rows[1]["makespan"] == pytest.approx(direct.makespan)
+    assert rows[1]["lower_bound"] == pytest.approx(direct.lower_bound)
+    with pytest.raises(InvalidInputError, match="does not support eps"):
+        expand({**cfg, "algorithms": ["spectra"]})

@@ -16,6 +16,7 @@ reconfiguration delays ``delta`` and algorithms::
     options = { n = 100 }        # fixed generator options
     grid = { flows = [8, 16] }   # optional: each combination is a separate instance
     # switches, delta, algorithms, normalized and link_gbps may be overridden per workload
+    # eps_rate = [0, 0.5]        # optional: a packet switch of that rate beside the grid's switches
 
     [[workloads]]
     path = "traces/*.npy"        # your own matrices (any format ocsched.io reads), a glob
@@ -113,6 +114,7 @@ _TOP_KEYS = {
     "algorithms",
     "normalized",
     "link_gbps",
+    "eps_rate",
     "workloads",
     "name",
     "description",
@@ -481,7 +483,19 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                     )
             switches = _switch_counts(get("switches", None), f"{where}.switches")
             deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
-            settings = [(a, s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
+            rhos = [
+                check_number(x, f"{where}.eps_rate", low=0.0)
+                for x in _as_list(get("eps_rate", 0.0), "eps_rate")
+            ]
+            settings = []
+            for a, s, d, rho in itertools.product(algs, switches, deltas, rhos):
+                if not rho:  # rho = 0: the plain grid point, keyed as before
+                    settings.append((a, s, d, None, None))
+                    continue
+                fab = Fabric.uniform(s, d).with_eps(rho)
+                fname = f"{s} switches, delta {d:g}, eps {rho:g}"
+                _check_runs_on(a, fab, fname, where)
+                settings.append((a, s, d, fname, canonical_fabric(fab)))
         normalized = check_bool(get("normalized", True), f"{where}.normalized")
         if "path" in entry:
             label = str(entry.get("label", "files"))
