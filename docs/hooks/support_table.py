@@ -55,10 +55,17 @@ def support_table() -> str:
     for name, sch in SCHEDULERS.items():
         cells = ["needed" if f in sch.requires else "yes" if f in sch.supports else "-" for f in FEATURES]
         iterations = f"as `base` (n <= {sch.max_ports})" if sch.max_ports is not None else "as `base`"
+        if "eps" in sch.supports:  # iterations refuse a packet switch (not built yet)
+            iterations += " without an EPS"
         rows.append([f"`{name}`", *cells, iterations, _escape(sch.description)])
     for name, it in ITERATION_SCHEDULERS.items():
         rows.append(
-            [f"`{name}`", *("via `base`" for _ in FEATURES), "iteration scheduler", _escape(it.description)]
+            [
+                f"`{name}`",
+                *("-" if f == "eps" else "via `base`" for f in FEATURES),
+                "iteration scheduler",
+                _escape(it.description),
+            ]
         )
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
