@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,8 +129,6 @@ def test_schedule_file_round_trip_and_refusals() -> None:
 
 def test_schema_knows_the_eps_section() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    from pathlib import Path
-
     schema = json.loads((Path(__file__).parent.parent / "docs" / "schedule.schema.json").read_text())
     _, sched = _hand()
     jsonschema.validate(json.loads(sched.to_json()), schema)
@@ -259,3 +258,28 @@ def test_sweep_eps_rate_grid_key_runs_hybrid_fabrics() -> None:
     assert rows[1]["lower_bound"] == pytest.approx(direct.lower_bound)
     with pytest.raises(InvalidInputError, match="does not support eps"):
         expand({**cfg, "algorithms": ["spectra"]})
+
+
+def test_cli_eps_rate_schedules_validates_and_refuses_bad_values(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ocsched.cli import app
+
+    np.save(tmp_path / "d.npy", _random(3, 6))
+    out = tmp_path / "s.json"
+    args = ["schedule", str(tmp_path / "d.npy"), "--switches", "2", "--delta", "0.05"]
+    res = CliRunner().invoke(app, [*args, "--eps-rate", "0.5", "-a", "spectra-hybrid", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "eps" in res.stdout
+    sched = Schedule.from_json(out.read_text())
+    assert sched.on_fabric().eps_rate == 0.5 and ocsched.validate(sched, _random(3, 6)).ok
+    res = CliRunner().invoke(app, ["validate", str(tmp_path / "d.npy"), str(out)])
+    assert res.exit_code == 0, res.output
+    for bad, word in (
+        (["--eps-rate", "-1", "-a", "spectra-hybrid"], "eps_rate"),
+        (["--eps-rate", "0.5"], "eps"),
+    ):
+        res = CliRunner().invoke(app, [*args, *bad])
+        assert res.exit_code == 2 and word in res.stderr and "Traceback" not in res.stderr
+    res = CliRunner().invoke(app, [*args, "--eps-latency", "0.1", "-a", "spectra-hybrid"])
+    assert res.exit_code == 2 and "--eps-latency" in res.stderr

@@ -103,8 +103,6 @@ def _finish(demand: Demand, r_values: NDArray[np.float64], fabric: Fabric, **how
     """Schedule D - R on the circuits; the result with R on the EPS."""
     r_values = np.clip(r_values, 0.0, demand.values)
     c_values = demand.values - r_values
-    # An entry whose circuit part is a rounding crumb goes whole to the EPS only if that keeps the
-    # EPS's line sums; otherwise it stays on the circuits (both are valid).
     r = _sub(demand, r_values)
     sw, splits = _circuits(_sub(demand, c_values), fabric.without_eps(), **how)
     return HybridResult(sw, splits, r, max(_end(sw), eps_time(r, fabric)))
