@@ -123,6 +123,7 @@ def reference(
         credit = f is fabrics[-1]
         for b, sw in enumerate(schedule.switches):
             _switch(ref, f, b, sw, served if credit else {}, pieces if credit else {}, tol)
+    _eps(ref, schedule, own, fabric, tol)
     ends = [abs(c.end) for sw in schedule.switches for c in sw]
     t_ulp = math.ulp(max(ends, default=0.0))
     row, col = demand.sum(axis=1), demand.sum(axis=0)
@@ -139,6 +140,29 @@ def reference(
             else:
                 ref.excess(name, Q(value) - Q(makespan), tol * makespan + 8.0 * math.ulp(makespan))
     return ref
+
+
+def _eps(ref: Reference, schedule: Schedule, own: Fabric, fabric: Fabric | None, tol: float) -> None:
+    """The EPS part: credited exactly; each port's EPS load out and in, at the fabric's packet
+    switch rate after its latency, ends by the makespan."""
+    eps = schedule.eps
+    if eps is None or not eps.nnz:
+        return
+    if not own.eps_rate > 0:
+        ref.defects.append("eps without a packet switch")
+        return
+    if fabric is not None and (fabric.eps_rate < own.eps_rate or fabric.eps_latency > own.eps_latency):
+        ref.defects.append("optimistic eps")
+    out: dict[int, Q] = {}
+    into: dict[int, Q] = {}
+    for i, j, v in zip(eps.rows.tolist(), eps.cols.tolist(), eps.values.tolist(), strict=True):
+        ref.served[(i, j)] = ref.served.get((i, j), Q(0)) + Q(v)
+        out[i] = out.get(i, Q(0)) + Q(v)
+        into[j] = into.get(j, Q(0)) + Q(v)
+    load = max(max(out.values()), max(into.values()))
+    finish = Q(own.eps_latency) + load / Q(own.eps_rate)
+    makespan = schedule.makespan
+    ref.excess("eps time", finish - Q(makespan), tol * max(makespan, float(finish)))
 
 
 def _switch(

@@ -32,6 +32,7 @@ FEATURE_LABELS = {
     "partial": "partial reconfiguration",
     "bidirectional": "bidirectional circuits",
     "ports": "ports per endpoint > 1",
+    "eps": "packet switch (EPS)",
 }
 
 
@@ -56,12 +57,14 @@ def support_table() -> str:
     for name, sch in SCHEDULERS.items():
         cells = ["needed" if f in sch.requires else "yes" if f in sch.supports else "-" for f in FEATURES]
         iterations = f"as `base` (n <= {sch.max_ports})" if sch.max_ports is not None else "as `base`"
+        if "eps" in sch.supports:  # iterations refuse a packet switch (not built yet)
+            iterations += " without an EPS"
         rows.append([f"`{name}`", *cells, iterations, _escape(sch.description)])
     for name, it in ITERATION_SCHEDULERS.items():
         rows.append(
             [
                 f"`{name}`",
-                *("-" if f in PORT_FEATURES else "via `base`" for f in FEATURES),
+                *("-" if f in PORT_FEATURES or f == "eps" else "via `base`" for f in FEATURES),
                 "iteration scheduler",
                 _escape(it.description),
             ]

@@ -12,6 +12,7 @@ checks that a description is well formed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,11 @@ class Fabric:
         Port links that carry nothing, for the whole schedule.
     model : {"all-stop", "partial"}
         The reconfiguration model (see :mod:`ocsched.timing`).
+    eps_rate : float
+        Rate rho >= 0 of each port's link to an electrical packet switch beside the OCSes (in
+        units of one OCS link's rate; 0: no EPS). See :mod:`ocsched.hybrid` for the model.
+    eps_latency : float
+        The EPS's latency L >= 0: traffic on it is delivered from L on.
 
     Examples
     --------
@@ -157,8 +163,14 @@ class Fabric:
     down: tuple[SwitchDown, ...] = ()
     failed_links: tuple[LinkDown, ...] = ()
     model: str = "all-stop"
+    eps_rate: float = 0.0
+    eps_latency: float = 0.0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "eps_rate", check_number(self.eps_rate, "eps_rate", low=0.0))
+        lat = check_number(self.eps_latency, "eps_latency", low=0.0)
+        # Without a packet switch its latency means nothing: dropped, so such a fabric is plain.
+        object.__setattr__(self, "eps_latency", lat if self.eps_rate else 0.0)
         sw = tuple(self.switches)
         if not sw or not all(isinstance(x, Switch) for x in sw):
             raise InvalidInputError(
@@ -231,6 +243,7 @@ class Fabric:
             and not self.down
             and not self.failed_links
             and self.model == "all-stop"
+            and self.eps_rate == 0
         )
 
     def check_ports(self, ports: int) -> None:
@@ -269,13 +282,25 @@ class Fabric:
         >>> Fabric.uniform(2, 0.1).with_failures([SwitchDown(1, 0.5)]).down
         (SwitchDown(switch=1, start=0.5, end=inf),)
         """
-        return Fabric(
-            self.switches, self.down + tuple(down), self.failed_links + tuple(failed_links), model=self.model
+        return dataclasses.replace(
+            self, down=self.down + tuple(down), failed_links=self.failed_links + tuple(failed_links)
         )
 
     def with_model(self, model: str) -> Fabric:
         """Return this fabric with reconfiguration model ``model``."""
-        return Fabric(self.switches, self.down, self.failed_links, model=model)
+        return dataclasses.replace(self, model=model)
+
+    def with_eps(self, rate: float, latency: float = 0.0) -> Fabric:
+        """Return this fabric with a packet switch of per-port rate ``rate`` and latency ``latency``.
+
+        >>> Fabric.uniform(2, 0.1).with_eps(0.5).eps_rate
+        0.5
+        """
+        return dataclasses.replace(self, eps_rate=rate, eps_latency=latency)
+
+    def without_eps(self) -> Fabric:
+        """Return the circuits alone (no packet switch)."""
+        return dataclasses.replace(self, eps_rate=0.0, eps_latency=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON/TOML-ready form read by :meth:`from_dict`.
@@ -293,6 +318,8 @@ class Fabric:
             "failed_links": [
                 {"port": x.port, "switch": x.switch, "start": x.start} for x in self.failed_links
             ],
+            # Only with a packet switch, so plain fabrics' files stay as they were.
+            **({"eps_rate": self.eps_rate, "eps_latency": self.eps_latency} if self.eps_rate else {}),
         }
 
     @classmethod
@@ -303,7 +330,8 @@ class Fabric:
         ``{delta, rate = 1, count = 1, bidirectional = false, ports_per_endpoint = 1}`` (``count``
         repeats the entry); ``down``: a list of
         ``{switch, start, end}`` (no ``end``: down for good); ``failed_links``: a list of
-        ``{port, switch, start = 0}``. Unknown keys are refused. The counts are checked before
+        ``{port, switch, start = 0}``; ``eps_rate`` and ``eps_latency``: the packet switch (default 0:
+        none). Unknown keys are refused. The counts are checked before
         anything is expanded: at most :data:`MAX_SWITCHES` switches in total (all the ``count`` values
         summed), :data:`MAX_DOWN_WINDOWS` down windows and :data:`MAX_FAILED_LINKS` failed links.
 
@@ -318,7 +346,7 @@ class Fabric:
         """
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"`{name}` must be a table/object; got {type(data).__name__}")
-        _only(data, {"model", "switches", "down", "failed_links"}, name)
+        _only(data, {"model", "switches", "down", "failed_links", "eps_rate", "eps_latency"}, name)
         # Invariant: nothing is expanded before the total is known to be within MAX_SWITCHES (a
         # 70-byte file with two `count = 100000` entries would otherwise build 200,000 switches).
         keys = {"delta", "rate", "count", "bidirectional", "ports_per_endpoint"}
@@ -349,7 +377,8 @@ class Fabric:
             links.append(LinkDown(x["port"], x["switch"], x.get("start", 0.0)))
         if not switches:
             raise InvalidInputError(f"`{name}.switches` must list at least one switch")
-        return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"))
+        eps = {k: data[k] for k in ("eps_rate", "eps_latency") if k in data}
+        return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"), **eps)
 
 
 def _port_keys(x: Switch) -> dict[str, Any]:

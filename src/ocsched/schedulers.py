@@ -29,8 +29,10 @@ from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.exact.hybrid import solve_hybrid_exact
 from ocsched.exact.near import NEAR_OPTIMAL_NODES
 from ocsched.fabric import Fabric
+from ocsched.hybrid import HybridResult, mixnet_greedy, solstice_hybrid, spectra_hybrid
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
 __all__ = [
@@ -68,12 +70,15 @@ class Result:
         ``"heuristic"``, or an exact solver's status.
     dual_bound : float or None
         A proved lower bound on the optimum, if the scheduler has one.
+    eps : Demand or None
+        What goes on the fabric's packet switch (hybrid schedulers only).
     """
 
     switches: Switches
     splits: int = 0
     status: str = "heuristic"
     dual_bound: float | None = None
+    eps: Demand | None = None
 
 
 #: ``run(demand, fabric, rng, **options)``: the options are the scheduler's declared ones, checked.
@@ -147,7 +152,7 @@ class Option:
 
 
 #: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
-FEATURES = ("heterogeneous", "failures", "partial", "bidirectional", "ports")
+FEATURES = ("heterogeneous", "failures", "partial", "bidirectional", "ports", "eps")
 #: Bidirectional circuits and several ports per endpoint per switch: a configuration there is not
 #: a matching, so only the schedulers built for them (``spectra-ports``, ``exact-ports``) run.
 PORT_FEATURES = frozenset({"bidirectional", "ports"})
@@ -211,8 +216,9 @@ def pipeline(decomposer: str, placement: str) -> SchedulerFn:
     return run
 
 
-#: Every matching fabric feature: pipelines place by finish time on any fabric (``place_on_fabric``).
-ALL_FEATURES = frozenset(FEATURES) - PORT_FEATURES
+#: Every matching fabric feature: pipelines place by finish time on any fabric (``place_on_fabric``);
+#: a packet switch only the hybrid schedulers use.
+ALL_FEATURES = frozenset(FEATURES) - PORT_FEATURES - {"eps"}
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
@@ -346,6 +352,37 @@ _OPT_NODES = Option(
     NEAR_OPTIMAL_NODES, "int", "effort: branch-and-bound nodes of the MILP run on tiny supports", 1
 )
 
+
+def _hybrid(fn: Callable[[Demand, Fabric], HybridResult], plain: SchedulerFn) -> SchedulerFn:
+    """A hybrid scheduler: ``fn`` with a packet switch, ``plain`` (its circuits-only form) without."""
+
+    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+        if not fabric.eps_rate > 0:
+            return plain(demand, fabric, rng)
+        res = fn(demand, fabric)
+        return Result(res.switches, res.splits, eps=res.eps)
+
+    return run
+
+
+def _exact_hybrid(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """exact-hybrid: :func:`ocsched.exact.hybrid.solve_hybrid_exact`, or spectra-hybrid's schedule if shorter.
+
+    Without a packet switch (rho = 0), the ``exact`` scheduler.
+    """
+    if not fabric.eps_rate > 0:
+        return _exact(demand, fabric, rng)
+    heur = spectra_hybrid(demand, fabric)
+    ex = solve_hybrid_exact(demand, fabric, node_limit=DEFAULT_NODE_LIMIT)
+    if ex.makespan <= heur.makespan:
+        return Result(ex.switches, 0, ex.status, ex.dual_bound, eps=ex.eps)
+    # The MILP's schedule, rebuilt from its rounded solution, came out longer: keep the heuristic,
+    # with the MILP's proved bound; shorter than a proved optimum's rebuild, it is optimal as well
+    # (to HiGHS's tolerances, made relative by the scaling).
+    status = "optimal" if ex.status == "optimal" else "heuristic"
+    return Result(heur.switches, heur.splits, status, min(ex.dual_bound, heur.makespan), eps=heur.eps)
+
+
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
@@ -426,6 +463,29 @@ SCHEDULERS: dict[str, Scheduler] = {
             ),
         },
     ),
+    "spectra-hybrid": Scheduler(
+        _hybrid(spectra_hybrid, _PACK),
+        "Hybrid fabric: the best split of D between the packet switch and spectra-pack "
+        "(bound-guided, trim, proportional, circuits only, EPS only)",
+        supports=frozenset({"eps"}),
+    ),
+    "solstice-hybrid": Scheduler(
+        _hybrid(solstice_hybrid, pipeline("solstice", "equalize")),
+        "Hybrid fabric: Solstice's trim of small entries to the packet switch, then Solstice",
+        supports=frozenset({"eps"}),
+    ),
+    "exact-hybrid": Scheduler(
+        _exact_hybrid,
+        f"Hybrid fabric: exact MILP optimum (circuits and packet switch) for tiny instances (n <= 5; "
+        f"{DEFAULT_NODE_LIMIT:,} nodes)",
+        max_ports=5,
+        supports=frozenset({"eps"}),
+    ),
+    "mixnet-greedy": Scheduler(
+        _hybrid(mixnet_greedy, _PACK),
+        "Hybrid fabric: the largest symmetrised pairs on circuits (s per port), the rest on the EPS",
+        supports=frozenset({"eps"}),
+    ),
 }
 
 
@@ -455,6 +515,8 @@ def fabric_features(fabric: Fabric) -> set[str]:
         out.add("bidirectional")
     if any(x.ports_per_endpoint > 1 for x in fabric.switches):
         out.add("ports")
+    if fabric.eps_rate > 0:
+        out.add("eps")
     return out
 
 
@@ -515,7 +577,10 @@ def _run_on_active_ports(
         )
         for sw in res.switches
     )
-    return dataclasses.replace(res, switches=switches)
+    eps = res.eps
+    if eps is not None:
+        eps = Demand(dem.n, active[eps.rows], active[eps.cols], eps.values)
+    return dataclasses.replace(res, switches=switches, eps=eps)
 
 
 def _run(
@@ -664,4 +729,5 @@ def schedule(
         status=res.status,
         dual_bound=res.dual_bound,
         fabric=None if fab.is_uniform else fab,
+        eps=res.eps,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ class Violation:
     kind : str
         ``"ports"``, ``"switches"``, ``"fabric"``, ``"delta"``, ``"rate"``, ``"model"``,
         ``"status"``, ``"bound"``, ``"matching"``, ``"duration"``, ``"timing"``, ``"down"``,
-        ``"link"``, ``"unserved"`` or ``"truncated"``.
+        ``"link"``, ``"eps"``, ``"unserved"`` or ``"truncated"``.
     message : str
         Human-readable detail naming the switch, configuration or entry.
     """
@@ -95,7 +96,9 @@ def validate(
     fabric (:mod:`ocsched.timing`: per-switch delay, down windows, failed links, all-stop or
     partial; configurations of length 0 included), and every demand entry is served: the
     demand its circuit is credited with (the time it is lit while its switch is up and both its
-    links work, times the switch's rate, summed over switches) is at least the entry minus
+    links work, times the switch's rate, summed over switches, plus what the schedule's EPS
+    part carries of it, a part that must fit the fabric's packet switch within the makespan) is
+    at least the entry minus
     ``tol`` times the larger of the entry's row and column sums, minus 8 ulps of the makespan
     (times the rate) per piece credited a positive time (the rounding of absolute times).
 
@@ -227,6 +230,8 @@ def validate(
                     flat.append(t[3][back] * n + t[2][back])
                     served_by.append(rate * h[back])
                     rates.append(np.where(h[back] > 0, rate, 0.0))
+    if schedule.eps is not None:
+        _check_eps(schedule, own, real, tol, add, flat, served_by, rates)
     max_short = 0.0
     if n == dem.n and dem.nnz:
         max_short = _check_served(schedule, dem, flat, served_by, rates, tol, add)
@@ -361,6 +366,52 @@ def _check_served(
     return float(short.max())
 
 
+def _check_eps(
+    schedule: Schedule,
+    own: Fabric,
+    real: Fabric | None,
+    tol: float,
+    add: Callable[[str, str], None],
+    flat: list[NDArray[np.int64]],
+    served_by: list[NDArray[np.float64]],
+    rates: list[NDArray[np.float64]],
+) -> None:
+    """Check the EPS part against its fabric's packet switch and credit its entries as served."""
+    eps, n = schedule.eps, schedule.ports
+    if not isinstance(eps, Demand):
+        add("eps", f"schedule eps part must be an ocsched.Demand; got {type(eps).__name__}")
+        return
+    if eps.n != n:
+        add("eps", f"schedule eps part has {eps.n} ports, expected {n}")
+        return
+    if not eps.nnz:
+        return
+    if not own.eps_rate > 0:
+        add("eps", f"schedule sends {eps.nnz} entries on a packet switch but its fabric has none")
+        return
+    for f, label in ((own, ""),) + (() if real is None else ((real, "the given fabric's "),)):
+        if f is real and (f.eps_rate < own.eps_rate or f.eps_latency > own.eps_latency):
+            add(
+                "eps",
+                f"schedule assumes an EPS of rate {own.eps_rate:.12g} and latency {own.eps_latency:.12g}; "
+                f"{label}has rate {f.eps_rate:.12g}, latency {f.eps_latency:.12g}",
+            )
+    # Independent of Schedule.eps_time: each port's EPS traffic out and in at most rho per unit
+    # time after the latency, within the makespan (relative tolerance only).
+    load = max(np.bincount(eps.rows, eps.values, n).max(), np.bincount(eps.cols, eps.values, n).max())
+    makespan = schedule.makespan
+    need = own.eps_latency + float(load) / own.eps_rate
+    if need - makespan > tol * max(makespan, need) or not math.isfinite(need):
+        add(
+            "eps",
+            f"the EPS part needs until {need:.12g} (line load {float(load):.12g} at rate "
+            f"{own.eps_rate:.12g}), after the makespan {makespan:.12g}",
+        )
+    flat.append(eps.rows * n + eps.cols)
+    served_by.append(np.asarray(eps.values, dtype=np.float64))
+    rates.append(np.zeros(eps.nnz))  # amounts, not differences of times: no rounding to allow for
+
+
 def _failed_by_switch(fabric: Fabric) -> list[dict[int, float]]:
     """Per switch, ``{port: earliest failure of its link}``, in one pass over the failed links."""
     out: list[dict[int, float]] = [{} for _ in range(fabric.size)]
@@ -424,7 +475,7 @@ def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fab
         return fabric
     if delta is not None:
         d = check_delta(delta)
-        return Fabric(tuple(Switch(d, x.rate) for x in own.switches), own.down, own.failed_links, own.model)
+        return dataclasses.replace(own, switches=tuple(Switch(d, x.rate) for x in own.switches))
     return None
 
 

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from ocsched._checks import check_bool, check_delta, check_switches
 from ocsched.bounds.bands import band_bound
 from ocsched.bounds.fabric import fabric_entry_bound, fabric_line_bound
+from ocsched.bounds.hybrid import hybrid_bound
 from ocsched.bounds.lines import degree_bound, line_bound, refined_bound
 from ocsched.bounds.packing import line_packing_bound, packing_bound
 from ocsched.bounds.ports import ports_bound
@@ -72,7 +73,8 @@ def lower_bound(
     delta : float
         Reconfiguration delay >= 0.
     fabric : Fabric, optional
-        Instead of ``switches`` and ``delta``: any fabric. On identical rate-1 switches without
+        Instead of ``switches`` and ``delta``: any fabric (with a packet switch:
+        :func:`~ocsched.bounds.hybrid.hybrid_bound`). On identical rate-1 switches without
         failures (either model: the line arguments hold port by port, see
         :func:`fabric_line_bound`) the bounds above apply; otherwise the maximum of
         :func:`fabric_line_bound` and :func:`fabric_entry_bound`, and, when the fabric is that
@@ -101,6 +103,9 @@ def lower_bound(
     0.6
     """
     dem = as_demand(demand)
+    if fabric is not None and isinstance(fabric, Fabric) and fabric.eps_rate > 0:
+        fabric.check_ports(dem.n)
+        return hybrid_bound(dem, fabric)  # a packet switch: the circuits' bounds no longer hold
     # The band bound counts whole configurations, each preceded by delta on its switch: true in
     # the all-stop model only (under "partial", kept circuits stay lit through a reconfiguration).
     all_stop = fabric is None or fabric.model == "all-stop"

@@ -183,12 +183,28 @@ def _delays(delta: str | None, u: Units) -> str | None:
     return ",".join(repr(duration_in(part, u.unit, name="--delta")) for part in delta.split(","))
 
 
+EpsRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-rate",
+        help="Packet switch beside the OCSes: each port's rate, in OCS link rates (default 0: none).",
+        show_default=False,
+    ),
+]
+EpsLatencyOpt = Annotated[
+    float | None,
+    typer.Option("--eps-latency", help="The packet switch's latency (with --eps-rate).", show_default=False),
+]
+
+
 def _fabric(
     switches: int | None,
     delta: str | None,
     reconfiguration: str | None,
     fabric: Path | None,
     u: Units | None = None,
+    eps_rate: float | None = None,
+    eps_latency: float | None = None,
 ) -> Fabric:
     """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
     from ocsched import io
@@ -198,6 +214,8 @@ def _fabric(
         delta=_delays(delta, u or Units()),
         reconfiguration=reconfiguration,
         fabric=fabric,
+        eps_rate=eps_rate,
+        eps_latency=eps_latency,
     )
 
 
@@ -340,6 +358,8 @@ def schedule_cmd(
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
+    eps_rate: EpsRateOpt = None,
+    eps_latency: EpsLatencyOpt = None,
     algorithm: Annotated[
         AlgorithmName, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
     ] = "spectra",
@@ -399,7 +419,7 @@ def schedule_cmd(
             )
         it = traces.trace_iteration(demand, link_rate, **traces.trace_options(trace_option))
         u = Units(str(it.meta.get("unit", "s")), 1.0, f"bytes at {link_rate}")
-        fab = _fabric(switches, delta, reconfiguration, fabric, u)
+        fab = _fabric(switches, delta, reconfiguration, fabric, u, eps_rate=eps_rate, eps_latency=eps_latency)
         _schedule_iteration(
             it, fab, u, algorithm, iteration_algorithm, seed, out, force, as_json, dict(it.meta)
         )
@@ -407,7 +427,7 @@ def schedule_cmd(
     if trace_option:
         raise InvalidInputError("`--trace-option` applies to trace inputs only")
     u = units(unit, link_rate)
-    fab = _fabric(switches, delta, reconfiguration, fabric, u)
+    fab = _fabric(switches, delta, reconfiguration, fabric, u, eps_rate=eps_rate, eps_latency=eps_latency)
     if io.is_iteration(demand):
         if columns is not None:
             raise InvalidInputError("`--columns` applies to long-form CSV demands, not iterations")
@@ -445,6 +465,11 @@ def schedule_cmd(
         "configurations": sched.num_configurations,
         "splits": sched.splits,
     }
+    if fab.eps_rate:
+        eps = sched.eps
+        facts["eps_rate"] = fab.eps_rate
+        facts["eps_share"] = 0.0 if eps is None or not dem.nnz else float(eps.values.sum() / dem.values.sum())
+        facts["eps_time"] = sched.eps_time
     if sched.status != "heuristic":
         facts["status"] = sched.status
         if sched.dual_bound:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import (
@@ -22,6 +24,7 @@ from ocsched.fabric import (
     _port_keys,
 )
 from ocsched.model.configuration import Configuration
+from ocsched.model.demand import Demand
 
 if TYPE_CHECKING:
     from ocsched.model.schedule import Schedule
@@ -78,6 +81,16 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
                 {"port": x.port, "switch": x.switch, "start": x.start} for x in fab.failed_links
             ],
         }
+        if fab.eps_rate or schedule.eps is not None:
+            # Only with a packet switch, so plain version-2 files stay as they were.
+            r = schedule.eps
+            out["eps"] = {
+                "rate": fab.eps_rate,
+                "latency": fab.eps_latency,
+                "entries": []
+                if r is None
+                else [[int(i), int(j), float(v)] for i, j, v in zip(r.rows, r.cols, r.values, strict=True)],
+            }
     # Written only when they say more than "a heuristic built it", so files stay as before.
     if schedule.status != "heuristic":
         out["status"] = schedule.status
@@ -106,7 +119,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     fabric: Fabric | None = None
     # A field of the other version would be silently ignored (a v1 file's failed links, a v2
     # file's single delta): the file does not say which to believe, so it is refused.
-    foreign = ("model", "down", "failed_links") if version == SCHEDULE_VERSION else ("delta",)
+    foreign = ("model", "down", "failed_links", "eps") if version == SCHEDULE_VERSION else ("delta",)
     for key in foreign:
         if key in data:
             raise InvalidInputError(
@@ -124,6 +137,10 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     else:
         fabric = _read_fabric(data)
         delta = max(fabric.deltas)
+    eps = None
+    if version == SCHEDULE_VERSION_FABRIC and data.get("eps") is not None:
+        assert fabric is not None
+        fabric, eps = _read_eps(data["eps"], fabric, ports)
     lb = _optional(data, "lower_bound", numbers.Real, None)
     algorithm = _optional(data, "algorithm", str, "")
     splits = _optional(data, "splits", int, 0)
@@ -193,6 +210,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
         status=status,
         dual_bound=None if dual is None else float(dual),
         fabric=fabric,
+        eps=eps,
     )
     if fabric is not None and fabric.size != len(switches):
         raise InvalidInputError(
@@ -270,6 +288,52 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
     except InvalidInputError as exc:
         raise InvalidInputError(f"schedule fabric: {exc}") from None
 
+
+def _read_eps(raw: Any, fabric: Fabric, ports: int) -> tuple[Fabric, Demand]:
+    """The ``eps`` section of a version-2 schedule: the packet switch's rate and latency, and its entries."""
+    sec = _object(raw, "eps", frozenset({"rate", "latency", "entries"}))
+    rate = float(_field(sec, "rate", numbers.Real, "eps"))
+    latency = float(_optional(sec, "latency", numbers.Real, 0.0))
+    entries = _field(sec, "entries", list, "eps")
+    if len(entries) > MAX_EPS_ENTRIES:
+        raise InvalidInputError(
+            f"schedule `eps.entries` lists {len(entries)} entries; at most {MAX_EPS_ENTRIES}"
+        )
+    rows, cols, vals = [], [], []
+    for k, e in enumerate(entries):
+        if (
+            not isinstance(e, list)
+            or len(e) != 3
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in e[:2])
+            or isinstance(e[2], bool)
+            or not isinstance(e[2], numbers.Real)
+        ):
+            raise InvalidInputError(f"schedule `eps.entries[{k}]` must be [i, j, amount]; got {e!r}")
+        i, j, v = int(e[0]), int(e[1]), float(e[2])
+        if not (0 <= i < ports and 0 <= j < ports) or i == j:
+            raise InvalidInputError(
+                f"schedule `eps.entries[{k}]` needs two different ports in 0..{ports - 1}; got {e!r}"
+            )
+        if not (math.isfinite(v) and v > 0):
+            raise InvalidInputError(
+                f"schedule `eps.entries[{k}]` amount must be finite and > 0; got {e[2]!r}"
+            )
+        rows.append(i)
+        cols.append(j)
+        vals.append(v)
+    try:
+        fab = dataclasses.replace(fabric, eps_rate=rate, eps_latency=latency)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"schedule `eps`: {exc}") from None
+    if not fab.eps_rate > 0:
+        raise InvalidInputError(f"schedule `eps.rate` must be > 0; got {rate!r}")
+    mat = sp.coo_array((vals, (rows, cols)), shape=(ports, ports)).tocsr()
+    mat.sum_duplicates()
+    return fab, Demand.from_matrix(mat, name="schedule `eps.entries`")
+
+
+#: Most entries an ``eps`` section may list (as many as a dense 1,000-port demand).
+MAX_EPS_ENTRIES = 1_000_000
 
 #: The keys a version-2 fabric's objects may have (the JSON Schema's ``additionalProperties:
 #: false``): an unknown one (``"rates"``, ``"stop"``) would be ignored without a word.

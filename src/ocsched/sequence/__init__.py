@@ -124,6 +124,12 @@ def _check_base(base: str, fabric: Fabric, n: int) -> None:
         raise InvalidInputError(
             f"base {base!r} supports at most {sch.max_ports} ports; the iteration has {n}"
         )
+    if fabric.eps_rate > 0:
+        # Not yet: the phases would each need their EPS share, timed within the phase.
+        raise InvalidInputError(
+            f"an iteration schedule does not support eps fabrics (eps_rate={fabric.eps_rate:g}) yet; "
+            "schedule each phase with ocsched.schedule, or use eps_rate=0"
+        )
     features = fabric_features(fabric)
     ports = sorted(features & PORT_FEATURES)
     if ports:  # carried circuits and phase layouts are per directed port pair

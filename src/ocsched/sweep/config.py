@@ -16,6 +16,7 @@ reconfiguration delays ``delta`` and algorithms::
     options = { n = 100 }        # fixed generator options
     grid = { flows = [8, 16] }   # optional: each combination is a separate instance
     # switches, delta, algorithms, normalized and link_gbps may be overridden per workload
+    # eps_rate = [0, 0.5]        # optional: a packet switch of that rate beside the grid's switches
 
     [[workloads]]
     path = "traces/*.npy"        # your own matrices (any format ocsched.io reads), a glob
@@ -113,6 +114,7 @@ _TOP_KEYS = {
     "algorithms",
     "normalized",
     "link_gbps",
+    "eps_rate",
     "workloads",
     "name",
     "description",
@@ -359,7 +361,8 @@ def _iteration_entry(
         )
     algs = _as_list(entry.get("algorithms", list(ITERATION_ALGORITHMS)), f"{where}.algorithms")
     bases = [iteration_algorithm(a, f"{where}.algorithms")[1] for a in algs]
-    return _settings(entry, config, where, base, named, [str(a) for a in algs], bases)
+    # Iterations schedule circuits only (see ocsched.sequence): a packet switch is refused here.
+    return _settings(entry, config, where, base, named, [str(a) for a in algs], bases, frozenset({"eps"}))
 
 
 def _settings(
@@ -370,12 +373,20 @@ def _settings(
     named: dict[str, str],
     algs: list[str],
     runs_on: list[str],
+    refused: frozenset[str] = frozenset(),
 ) -> list[Setting]:
     """Each algorithm's settings: the entry's (or else the config's) ``fabrics`` or its grid.
 
     ``runs_on[k]`` is the scheduler that must support each fabric for ``algs[k]`` (itself, or an
-    iteration scheduler's base); one line naming the missing feature otherwise.
+    iteration scheduler's base); one line naming the missing feature otherwise, and for a fabric
+    with a feature in ``refused`` (what iterations do not support).
     """
+
+    def check(fab: Fabric, fname: str) -> None:
+        bad = sorted(refused & fabric_features(fab))
+        if bad:
+            raise InvalidInputError(f"`{where}`: fabric {fname!r} has {', '.join(bad)}: not supported here")
+
     grid_here = {"switches", "delta"} & set(entry)
     level = entry if "fabrics" in entry or grid_here else config
     if "fabrics" in level and {"switches", "delta"} & set(level):
@@ -386,6 +397,7 @@ def _settings(
             spec = canonical_fabric(fab)
             if named.setdefault(fname, spec) != spec:
                 raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
+            check(fab, fname)
             for a, b in zip(algs, runs_on, strict=True):
                 _check_runs_on(b, fab, fname, where)
                 settings.append((a, fab.size, max(fab.deltas), fname, spec))
@@ -398,12 +410,23 @@ def _settings(
                 "(a `switches` x `delta` grid is identical all-stop switches)"
             )
 
-    def get(key: str) -> Any:
-        return entry.get(key, config.get(key))
+    def get(key: str, default: Any = None) -> Any:
+        return entry.get(key, config.get(key, default))
 
     switches = _switch_counts(get("switches"), f"{where}.switches")
     deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta"), "delta")]
-    return [(a, s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
+    rhos = [check_number(x, f"{where}.eps_rate", low=0.0) for x in _as_list(get("eps_rate", 0.0), "eps_rate")]
+    settings = []
+    for (a, b), s, d, rho in itertools.product(zip(algs, runs_on, strict=True), switches, deltas, rhos):
+        if not rho:  # rho = 0: the plain grid point, keyed as before
+            settings.append((a, s, d, None, None))
+            continue
+        fab = Fabric.uniform(s, d).with_eps(rho)
+        fname = f"{s} switches, delta {d:g}, eps {rho:g}"
+        check(fab, fname)
+        _check_runs_on(b, fab, fname, where)
+        settings.append((a, s, d, fname, canonical_fabric(fab)))
+    return settings
 
 
 def _instances(
