@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/hybrid.py [--seeds 2] [--tiny 30]``.
 
 - grid: paper families (standard n=100 x seeds, gpt32, moe8, normalised) and
-  ``generate("moe", gpus=64, normalized=True)``; s in {4, 16}, delta in {.01, .04, .08}, rho in
+  ``generate("moe", gpus=64, normalize=True)``; s in {4, 16}, delta in {.01, .04, .08}, rho in
   {.1, .5, 1}. Per instance: spectra-hybrid / hybrid bound, the peers' ratios, the best simple
   split (the better of a small-entry trim and a proportional split, each the best of a grid of
   its parameter with spectra-pack on the rest), and spectra-hybrid's run time against
@@ -37,10 +37,10 @@ def families(seeds: int) -> dict[str, list[Demand]]:
         return Demand.from_matrix(m)
 
     return {
-        "standard": [dem(generate("standard", n=100, seed=k, normalized=True)) for k in range(seeds)],
-        "gpt32": [dem(generate("gpt32", normalized=True))],
-        "moe8": [dem(generate("moe8", normalized=True))],
-        "moe64": [dem(generate("moe", gpus=64, normalized=True, seed=0))],
+        "standard": [dem(generate("standard", n=100, rng=k, normalize=True)) for k in range(seeds)],
+        "gpt32": [dem(generate("gpt32", normalize=True))],
+        "moe8": [dem(generate("moe8", normalize=True))],
+        "moe64": [dem(generate("moe", gpus=64, normalize=True, rng=0))],
     }
 
 

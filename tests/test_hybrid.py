@@ -215,7 +215,7 @@ def test_hybrid_bound_hand_checked_and_at_rho_zero_no_eps() -> None:
 
 
 def test_spectra_hybrid_beats_circuits_only_on_moe() -> None:
-    d = generate("moe", gpus=16, normalized=True, seed=0)
+    d = generate("moe", gpus=16, normalize=True, rng=0)
     fab = Fabric.uniform(4, 0.04).with_eps(1.0)
     hyb = ocsched.schedule(d, fabric=fab, algorithm="spectra-hybrid")
     pack = ocsched.schedule(d, fabric=fab.without_eps(), algorithm="spectra-pack")
