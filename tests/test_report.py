@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typer.testing import CliRunner
 
 import ocsched
 from ocsched import io, report, sweep
+from ocsched._extras import install_hint
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError, OcschedError
 
@@ -261,7 +263,7 @@ def test_missing_matplotlib_gives_install_hint(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     rows = [_row("spectra", 1.0), _row("baseline", 2.0)]
     assert report.summarize(rows).rows  # tables need no extra
-    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[plot\]'"):
+    with pytest.raises(OcschedError, match=re.escape(install_hint("plot"))):
         report.plot_ratios(rows, tmp_path / "r")
 
 

@@ -55,6 +55,16 @@ def _quiet_dask() -> None:
             handler.setLevel(logging.CRITICAL)
 
 
+def _check_csv(csv: Path, out: Path) -> None:
+    """``--csv`` is rewritten from the results on every run: refuse only what is not a file to rewrite."""
+    if csv.is_dir():
+        raise fail(f"`--csv` is a directory: {csv}")
+    if csv.resolve().is_relative_to(out.resolve()):
+        raise fail(f"`--csv` must be outside the results folder --out {out}; got {csv}")
+    if not csv.parent.is_dir():
+        raise fail(f"`--csv` folder does not exist: {csv.parent}")
+
+
 @app.command("sweep")
 @cli_errors
 def sweep_cmd(
@@ -105,12 +115,20 @@ def sweep_cmd(
             help="Runs per task (default: automatic).",
         ),
     ] = None,
-    csv: Annotated[Path | None, typer.Option("--csv", help="Also export all rows to this CSV file.")] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Delete existing results in --out (and overwrite --csv).")
-    ] = False,
+    csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv", help="Also export all rows to this CSV file (derived data: rewritten on every run)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Delete existing results in --out first.")] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the number of runs and an estimated time; run nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Time a sample of runs and print the number of runs and an estimated time; with --out "
+            "the sample's rows are kept there (the real sweep skips them).",
+        ),
     ] = False,
 ) -> None:
     """Run a grid of workloads x algorithms x switches x delta; store one validated row per run.
@@ -120,8 +138,7 @@ def sweep_cmd(
     skips the finished runs, and a config that extends the grid runs only the new runs. Exit code
     1 if a run failed (failures are recorded in the results with their message).
     """
-    from ocsched.io import check_writable
-    from ocsched.sweep import estimate_sweep, export_csv, run_sweep
+    from ocsched.sweep import SweepProgress, estimate_sweep, export_csv, run_sweep
 
     if (config is None) == (preset is None):
         raise fail("give either CONFIG or --preset (not both)")
@@ -135,14 +152,25 @@ def sweep_cmd(
             f"estimated {duration(est.seconds)} on {est.workers} worker(s)"
             + (" (local estimate; a cluster divides by its worker count)" if cluster else "")
         )
+        if out is not None and est.sampled:
+            typer.echo(f"the {est.sampled} sample runs are kept in {out}; the sweep skips them", err=True)
         return
     if out is None:
         raise fail("--out is required (the results directory)")
     if csv is not None:
-        check_writable(csv, force=force, name="--csv")
+        _check_csv(csv, out)
     if cluster is not None:
         _quiet_dask()
     bar = ProgressLine("sweep")
+    shown: list[str] = []
+
+    def progress(p: SweepProgress) -> None:
+        if p.dashboard and not shown:
+            shown.append(p.dashboard)
+            line = f"Dask dashboard: {p.dashboard}"
+            bar.console.print(line, markup=False, highlight=False) if bar.live else bar.echo(line)
+        bar.update(p.done, p.total, p.eta_s, f"{p.failed} failed ({p.skipped} done before)")
+
     try:
         with bar:
             summary = run_sweep(
@@ -153,9 +181,7 @@ def sweep_cmd(
                 batch_size=batch_size,
                 force=force,
                 wait_s=wait,
-                progress=lambda p: bar.update(
-                    p.done, p.total, p.eta_s, f"{p.failed} failed ({p.skipped} done before)"
-                ),
+                progress=progress,
             )
     except KeyboardInterrupt:
         raise fail(
@@ -170,7 +196,7 @@ def sweep_cmd(
     if len(summary.failures) > 10:
         typer.echo(f"  ... and {len(summary.failures) - 10} more failures", err=True)
     if csv is not None:
-        typer.echo(f"rows exported to {export_csv(out, csv, force=force)}")
+        typer.echo(f"rows exported to {export_csv(out, csv, force=True)}")
     if summary.failed:
         raise typer.Exit(1)
 

@@ -80,7 +80,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise OcschedError(missing_extra("figures", "matplotlib", "plot")) from None
+        raise OcschedError(missing_extra("figures need matplotlib", "plot")) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
