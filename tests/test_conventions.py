@@ -231,3 +231,98 @@ def test_validate_has_explicit_keywords() -> None:
     assert not ocsched.validate(s, D3, delta=0.6).ok  # claims a smaller delay than the real one
     with pytest.raises(TypeError):
         ocsched.validate(s, D3, fabirc=None)  # type: ignore[call-arg]
+
+
+# --- Schedule.to_frame() and .plot() ----------------------------------------------------------
+
+
+def test_to_frame_one_row_per_circuit_and_configuration() -> None:
+    pytest.importorskip("pandas")
+    s = schedule(D3, switches=2, delta=0.5)
+    df = s.to_frame()
+    assert list(df.columns[:8]) == [
+        "switch",
+        "configuration",
+        "start",
+        "duration",
+        "end",
+        "src",
+        "dst",
+        "served",
+    ]
+    assert len(df) == sum(len(c.circuits) for sw in s.switches for c in sw)
+    for row in df.itertuples():
+        c = s.switches[row.switch][row.configuration]
+        assert (row.src, row.dst) in c.circuits and row.start == c.start and row.duration == c.duration
+    # what the rows serve is the demand (every circuit at rate 1 here)
+    served = df.groupby(["src", "dst"])["served"].sum()
+    for (i, j), v in served.items():
+        assert v == pytest.approx(np.asarray(D3)[i, j]) or np.asarray(D3)[i, j] == 0
+
+
+def test_to_frame_has_port_names_and_phases() -> None:
+    pd = pytest.importorskip("pandas")
+    names = ["a", "b", "c"]
+    df = schedule(pd.DataFrame(D3, index=names, columns=names), switches=2, delta=0.5).to_frame()
+    assert set(df["src_name"]) == set(names)
+    assert [names[i] for i in df["src"]] == df["src_name"].tolist()
+    from ocsched.workloads import generate_iteration
+
+    it = generate_iteration("moe-iteration", gpus=8, layers=2, rng=1)
+    isched = ocsched.schedule_iteration(it, switches=2, delta=1e-5)
+    frame = isched.to_frame()
+    assert "phase" in frame.columns and sorted(set(frame["phase"])) == list(range(len(it.phases)))
+
+
+def test_plot_returns_axes_and_names_the_unit(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import dataclasses
+
+    from ocsched.report.figures import pyplot
+
+    s = schedule(D3, switches=2, delta=0.5)
+    ax = s.plot()
+    assert ax.get_xlabel().startswith("time (unit of the demand)")
+    pyplot().close(ax.figure)
+    _, given = pyplot().subplots()
+    assert dataclasses.replace(s, meta={**s.meta, "unit": "us"}).plot(ax=given) is given
+    assert given.get_xlabel().startswith("time (us)")
+    pyplot().close(given.figure)
+
+
+def _bar_colors(ax: object) -> set[tuple[float, ...]]:
+    return {tuple(p.get_facecolor()) for p in ax.patches if p.get_gid() == "configuration"}  # type: ignore[attr-defined]
+
+
+def test_gantt_with_many_permutations_colours_by_switch_or_phase() -> None:
+    pytest.importorskip("matplotlib")
+    from ocsched.report.figures import pyplot
+    from ocsched.report.gantt import MAX_PERMUTATION_COLORS, permutation_groups
+    from ocsched.workloads import generate_iteration
+
+    few = schedule(D3, switches=2, delta=0.5)
+    ax = few.plot()
+    assert "colour and number: permutation" in ax.get_xlabel()
+    pyplot().close(ax.figure)
+    dense = np.random.default_rng(0).random((30, 30))
+    np.fill_diagonal(dense, 0)
+    many = schedule(dense, switches=3, delta=0.01)
+    assert 1 + max(g for sw in permutation_groups(many) for g in sw) > MAX_PERMUTATION_COLORS
+    ax = many.plot()
+    assert "colour: switch" in ax.get_xlabel()
+    assert len(_bar_colors(ax)) == 3  # one colour per switch
+    assert not [t for t in ax.texts if t.get_text().isdigit()]  # no numbers past 20 permutations
+    pyplot().close(ax.figure)
+    it = generate_iteration("moe-iteration", gpus=8, layers=3, rng=1)
+    isched = ocsched.schedule_iteration(it, switches=2, delta=1e-6)
+    from ocsched.report.gantt import plot_iteration_schedule
+
+    ax = plot_iteration_schedule(isched, color_by="phase")
+    assert "colour: phase" in ax.get_xlabel()
+    used = {k for sw in isched.phase_of for k in sw}
+    assert len(_bar_colors(ax)) == min(10, len(used)) and len(used) > 1
+    pyplot().close(ax.figure)
+    with pytest.raises(InvalidInputError, match="`color_by` must be one of auto, permutation, switch, phase"):
+        from ocsched.report.gantt import plot_schedule
+
+        plot_schedule(few, color_by="rainbow")
