@@ -184,3 +184,92 @@ def test_ctrl_c_on_a_local_cluster_prints_one_line(tmp_path: Path) -> None:
     ]
     assert len(lines) == 1 and "interrupted; finished batches are saved" in lines[0], err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+FIG_CONFIG: dict[str, Any] = {
+    "switches": [2, 3],
+    "delta": [0.02, 0.04, 0.08],
+    "algorithms": ["spectra", "solstice"],
+    "workloads": [{"name": "standard", "label": "S", "seeds": 2, "options": {"n": 10, "flows": 3}}],
+}
+
+
+@pytest.fixture(scope="module")
+def fig_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("matplotlib")
+    out = tmp_path_factory.mktemp("fig") / "r"
+    sweep.run_sweep(FIG_CONFIG, out, workers=1)
+    return out
+
+
+def _figure(plot: Any, *args: Any, **kw: Any) -> Any:
+    from ocsched.report import figures
+
+    captured: list[Any] = []
+    real = figures.save
+    figures.save = lambda fig, stem, formats, dpi=150: captured.append(fig) or [stem]  # type: ignore[assignment]
+    try:
+        plot(*args, **kw)
+    finally:
+        figures.save = real  # type: ignore[assignment]
+    (fig,) = captured
+    return fig
+
+
+def test_doubling_axes_are_log2_others_linear(fig_results: Path) -> None:
+    from ocsched import report
+    from ocsched.report.figures import pyplot
+
+    rows = report.load_rows(fig_results)
+    fig = _figure(report.plot_delta, rows, "unused", label="S")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2  # 0.02, 0.04, 0.08 double
+    assert ax.get_xlabel() == "reconfiguration delay δ (largest line sum = 1)"
+    assert ax.get_ylabel().startswith("makespan (largest line sum = 1;")
+    pyplot().close(fig)
+    fig = _figure(report.plot_switches, rows, "unused", label="S")
+    assert fig.axes[0].get_xscale() == "linear"  # s = 2, 3 does not double
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["2", "3"]
+    pyplot().close(fig)
+
+
+def test_headline_is_the_ratio_to_the_bound(fig_results: Path) -> None:
+    from ocsched import report
+    from ocsched.report.figures import pyplot
+
+    rows = report.load_rows(fig_results)
+    fig = _figure(report.plot_ratios, rows, "unused")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "makespan / lower bound (mean; 1 = optimal)"
+    bars = [p for p in ax.patches if p.get_gid() == "ratio"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["spectra", "solstice"]  # every algorithm against the bound, none against spectra
+    ok = [r for r in rows if r["ok"]]
+    for name, bar in zip(legend, bars, strict=True):
+        want = sum(r["makespan"] / r["lower_bound"] for r in ok if r["algorithm"] == name) / (len(ok) / 2)
+        assert bar.get_height() == pytest.approx(want)
+        assert bar.get_height() >= 1.0
+    pyplot().close(fig)
+
+
+def test_report_figure_format_and_dpi(fig_results: Path, tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    out = tmp_path / "rep"
+    res = _cli(
+        "report", fig_results, "--out", out, "--figure-format", "svg", "--figure-format", "png", "--dpi", "40"
+    )
+    assert res.exit_code == 0, res.output
+    names = {p.suffix for p in out.iterdir() if p.stem.startswith(("delta-", "ratios"))}
+    assert names == {".svg", ".png"}
+    low = imread(out / "ratios.png").shape
+    out2 = tmp_path / "rep2"
+    assert _cli("report", fig_results, "--out", out2, "--figure-format", "png", "--dpi", "80").exit_code == 0
+    high = imread(out2 / "ratios.png").shape
+    assert high[1] == pytest.approx(2 * low[1], rel=0.05)  # width in pixels follows the dpi
+    bad = _cli("report", fig_results, "--out", tmp_path / "x", "--figure-format", "gif")
+    assert bad.exit_code == 2 and "gif" in bad.output
+    bad = _cli("report", fig_results, "--out", tmp_path / "x", "--dpi", "5")
+    assert bad.exit_code == 2 and "--dpi" in bad.output

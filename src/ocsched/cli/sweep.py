@@ -65,6 +65,14 @@ def _check_csv(csv: Path, out: Path) -> None:
         raise fail(f"`--csv` folder does not exist: {csv.parent}")
 
 
+class FigureFormat(enum.StrEnum):
+    """Formats ``report --figure-format`` writes figures in (typer checks and lists them)."""
+
+    png = "png"
+    pdf = "pdf"
+    svg = "svg"
+
+
 @app.command("sweep")
 @cli_errors
 def sweep_cmd(
@@ -223,6 +231,22 @@ def report_cmd(
         list[ByColumn] | None,
         typer.Option("--by", help="Also split lines by switches, delta, seed or fabric (repeatable)."),
     ] = None,
+    figure_format: Annotated[
+        list[FigureFormat] | None,
+        typer.Option(
+            "--figure-format",
+            help="With --out: the figures' formats, png, pdf or svg (repeat; default png+pdf).",
+        ),
+    ] = None,
+    dpi: Annotated[
+        int,
+        typer.Option(
+            "--dpi",
+            parser=int_option("--dpi", minimum=10, maximum=2400),
+            metavar="INTEGER",
+            help="With --out: resolution of raster figures (png), 10..2400.",
+        ),
+    ] = 150,
 ) -> None:
     """Summarise sweep results: mean (max) makespan ratios per workload family, and figures.
 
@@ -236,7 +260,8 @@ def report_cmd(
     if out is None:
         table, iterations = summaries(load_rows(results), by=columns)
     else:
-        rep = write_report(results, out, force=force, figures=figures, by=columns)
+        formats = [f.value for f in figure_format] if figure_format else ["png", "pdf"]
+        rep = write_report(results, out, force=force, figures=figures, by=columns, formats=formats, dpi=dpi)
         table, iterations, written, skipped = rep.table, rep.iterations, rep.written, rep.skipped
     tables = [(t, note) for t, note in ((table, NOTE), (iterations, ITERATION_NOTE)) if t is not None]
     if fmt == "csv" and len(tables) > 1:  # one CSV table per stream
@@ -266,6 +291,15 @@ def plot_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Image to write (.png, .pdf or .svg).")],
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
+    dpi: Annotated[
+        int,
+        typer.Option(
+            "--dpi",
+            parser=int_option("--dpi", minimum=10, maximum=2400),
+            metavar="INTEGER",
+            help="Resolution of a .png (10..2400).",
+        ),
+    ] = 150,
 ) -> None:
     """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration delays.
 
@@ -278,4 +312,4 @@ def plot_cmd(
     check_out_file(out, force=force)
     # An iteration schedule (told apart by its format) is drawn with its phases shaded.
     sched = read_any_schedule(schedule_file)
-    typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title)}")
+    typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title, dpi=dpi)}")

@@ -18,7 +18,7 @@ from ocsched.fabric import Fabric
 from ocsched.io import check_writable, schedule_fabric
 from ocsched.iteration import IterationSchedule, persists
 from ocsched.model import Configuration, Schedule
-from ocsched.report.figures import PALETTE, pyplot, save_figure
+from ocsched.report.figures import DPI, PALETTE, pyplot, save_figure
 from ocsched.timing import dark_interval, held_times
 
 __all__ = [
@@ -396,6 +396,7 @@ def write_schedule_plot(
     *,
     force: bool = False,
     title: str | None = None,
+    dpi: int = DPI,
 ) -> Path:
     """Draw ``schedule`` (:func:`plot_schedule`, or :func:`plot_iteration_schedule` for an
     iteration's) and save it to ``out`` (.png, .pdf or .svg).
@@ -415,7 +416,7 @@ def write_schedule_plot(
         ax = plot_schedule(schedule, title=title)
     try:
         ax.figure.tight_layout()
-        return save_figure(ax.figure, p, force=force)
+        return save_figure(ax.figure, p, force=force, dpi=dpi)
     finally:
         plt.close(ax.figure)
 
