@@ -215,7 +215,7 @@ def test_matrix_generated_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> 
     real = ocsched.sweep.run.generate
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs["seed"])
+        calls.append(kwargs["rng"])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ocsched.sweep.run, "generate", counting)
