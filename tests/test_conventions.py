@@ -75,6 +75,8 @@ def test_unknown_option_lists_the_allowed_ones() -> None:
         ("exact", {"node_limit": 0}, r"`node_limit` must be a finite number >= 1; got 0"),
         ("exact", {"node_limit": 2.5}, r"`node_limit` must be an integer; got 2.5"),
         ("exact", {"node_limit": None}, r"`node_limit` must be given a value"),
+        ("exact", {"time_limit": 0}, r"option `time_limit` must be a finite number > 0; got 0"),
+        ("exact", {"time_limit": "soon"}, r"option `time_limit` must be a number; got 'soon'"),
         ("baseline", {"order": "zigzag"}, r"`order` must be one of index, random; got 'zigzag'"),
         ("spectra-opt", {"node_limit": "many"}, r"`node_limit` must be an integer; got 'many'"),
     ],
