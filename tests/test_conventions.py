@@ -328,3 +328,20 @@ def test_gantt_with_many_permutations_colours_by_switch_or_phase() -> None:
         from ocsched.report.gantt import plot_schedule
 
         plot_schedule(few, color_by="rainbow")
+
+
+def test_cli_plot_dpi(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.image import imread
+
+    sched = tmp_path / "s.json"
+    sched.write_text(schedule(D3, switches=2, delta=0.5).to_json())
+    widths = []
+    for dpi in ("40", "80"):
+        out = tmp_path / f"g{dpi}.png"
+        code, text = _cli("plot", str(sched), "-o", str(out), "--dpi", dpi)
+        assert code == 0, text
+        widths.append(imread(out).shape[1])
+    assert widths[1] == pytest.approx(2 * widths[0], rel=0.05)
+    code, text = _cli("plot", str(sched), "-o", str(tmp_path / "x.png"), "--dpi", "0")
+    assert code == 2 and "--dpi" in text
