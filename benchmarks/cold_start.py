@@ -80,7 +80,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        np.save(work / "d.npy", generate("standard", n=100, seed=0, normalized=True))
+        np.save(work / "d.npy", generate("standard", n=100, rng=0, normalize=True))
         np.save(work / "s3.npy", np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]], float))
         cols = {}
         if args.ref:

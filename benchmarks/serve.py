@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=300.0)
     args = parser.parse_args()
 
-    mats = [generate("standard", n=64, seed=k) for k in range(SEEDS)]
+    mats = [generate("standard", n=64, rng=k) for k in range(SEEDS)]
     bodies = [
         orjson.dumps(
             {"demand": mats[k % SEEDS], "switches": 8, "delta": 0.04}, option=orjson.OPT_SERIALIZE_NUMPY

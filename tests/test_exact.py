@@ -12,7 +12,6 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from typer.testing import CliRunner, Result
 
-import ocsched.schedulers as schedulers_mod
 from cases import CASES
 from ocsched import InvalidInputError, lower_bound, schedule, validate
 from ocsched.assign import equalize, greedy, loads
@@ -183,13 +182,10 @@ def test_time_limit_is_a_status() -> None:
     assert res.makespan <= schedule(d, switches=s, delta=delta).makespan
 
 
-def test_registered_scheduler_warns_at_node_limit(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_registered_scheduler_warns_at_node_limit(caplog: pytest.LogCaptureFixture) -> None:
     d, s, delta = SMALL
-    monkeypatch.setattr(schedulers_mod, "DEFAULT_NODE_LIMIT", 1)
     with caplog.at_level(logging.WARNING, logger="ocsched.schedulers"):
-        sched = schedule(d, switches=s, delta=delta, algorithm="exact")
+        sched = schedule(d, switches=s, delta=delta, algorithm="exact", options={"node_limit": 1})
     assert validate(sched, d).ok
     # The solver's status and dual bound survive into the Schedule (and its JSON).
     assert sched.status == "node_limit"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typer.testing import CliRunner
 
 import ocsched
 from ocsched import io, report, sweep
+from ocsched._extras import install_hint
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError, OcschedError
 
@@ -91,7 +93,7 @@ def test_without_spectra_ratios_are_to_the_bound() -> None:
     t = report.summarize([_row("naive", 1.5, lb=1.0), _row("bvn", 1.2, lb=1.0)])
     assert t.header[-2:] == ["bvn/LB", "naive/LB"]  # registry order of the plot styles
     assert t.rows[0][-2:] == ["1.200 (1.200)", "1.500 (1.500)"]
-    assert report.plot_ratios([_row("naive", 1.5)], "unused") == []
+    assert report.plot_ratios([_row("naive", 1.5)], "unused", reference="spectra") == []
 
 
 def test_table_formats() -> None:
@@ -261,7 +263,7 @@ def test_missing_matplotlib_gives_install_hint(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     rows = [_row("spectra", 1.0), _row("baseline", 2.0)]
     assert report.summarize(rows).rows  # tables need no extra
-    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[plot\]'"):
+    with pytest.raises(OcschedError, match=re.escape(install_hint("plot"))):
         report.plot_ratios(rows, tmp_path / "r")
 
 
@@ -326,7 +328,7 @@ def test_figures_for_any_grid_and_every_algorithm(tmp_path: Path) -> None:
     captured: list[Any] = []
     real_save = report.figures.save
     try:
-        report.figures.save = lambda fig, stem, formats: captured.append(fig) or []  # type: ignore[assignment]
+        report.figures.save = lambda fig, stem, formats, dpi=150: captured.append(fig) or []  # type: ignore[assignment]
         report.plot_delta(rows, tmp_path / "x", label="S")
     finally:
         report.figures.save = real_save  # type: ignore[assignment]
@@ -463,7 +465,7 @@ def _captured(plot: Any, *args: Any, **kw: Any) -> Any:
     captured: list[Any] = []
     real_save = report.figures.save
     try:
-        report.figures.save = lambda fig, stem, formats: captured.append(fig) or [stem]  # type: ignore[assignment]
+        report.figures.save = lambda fig, stem, formats, dpi=150: captured.append(fig) or [stem]  # type: ignore[assignment]
         plot(*args, **kw)
     finally:
         report.figures.save = real_save  # type: ignore[assignment]

@@ -139,7 +139,7 @@ def test_get_endpoints(client: httpx.Client) -> None:
 
 
 def test_schedule_is_the_library_schedule(client: httpx.Client) -> None:
-    m = generate("standard", n=32, seed=3)
+    m = generate("standard", n=32, rng=3)
     got = ok(client, "/v1/schedule", {"demand": m.tolist(), "switches": 4, "delta": 0.04})
     sched = Schedule.from_dict(got)
     assert validate(sched, m, switches=4, delta=0.04).ok
@@ -148,7 +148,7 @@ def test_schedule_is_the_library_schedule(client: httpx.Client) -> None:
 
 
 def test_demand_forms_agree(client: httpx.Client) -> None:
-    m = generate("standard", n=24, seed=1)
+    m = generate("standard", n=24, rng=1)
     r, c = np.nonzero(m)
     forms = [
         m.tolist(),
@@ -184,7 +184,7 @@ def test_validate_reports(client: httpx.Client) -> None:
 
 
 def test_bound(client: httpx.Client) -> None:
-    m = generate("standard", n=20, seed=2)
+    m = generate("standard", n=20, rng=2)
     got = ok(client, "/v1/bound", {"demand": m.tolist(), "switches": 3, "delta": 0.05})
     assert got["lower_bound"] == pytest.approx(lower_bound(Demand.from_matrix(m), switches=3, delta=0.05))
     assert got["lower_bound"] == max(got["line_bound"], got["degree_bound"], got["refined_bound"])
@@ -193,7 +193,7 @@ def test_bound(client: httpx.Client) -> None:
 
 
 def test_reschedule(client: httpx.Client) -> None:
-    m = generate("standard", n=16 + 4, seed=5)
+    m = generate("standard", n=16 + 4, rng=5)
     old = schedule(m, switches=3, delta=0.05)
     at = old.makespan / 3
     got = ok(
@@ -213,7 +213,7 @@ def test_reschedule(client: httpx.Client) -> None:
 
 
 def test_iteration(client: httpx.Client) -> None:
-    a, b = generate("standard", n=20, seed=1), generate("standard", n=20, seed=2)
+    a, b = generate("standard", n=20, rng=1), generate("standard", n=20, rng=2)
     it = {
         "format": "ocsched.sequence",
         "version": 1,
@@ -231,7 +231,7 @@ def test_iteration(client: httpx.Client) -> None:
 
 
 def test_a_time_budget_withholds_never_changes(client: httpx.Client) -> None:
-    m = generate("standard", n=64, seed=0).tolist()
+    m = generate("standard", n=64, rng=0).tolist()
     body = {"demand": m, "switches": 8, "delta": 0.04}
     r = post(client, "/v1/schedule", {**body, "time_budget_s": 1e-5})
     assert r.status_code == 504 and r.json()["error"]["field"] == "time_budget_s"
@@ -241,7 +241,7 @@ def test_a_time_budget_withholds_never_changes(client: httpx.Client) -> None:
 
 
 def test_health_answers_while_a_schedule_computes(client: httpx.Client, server: str) -> None:
-    m = generate("standard", n=64, seed=4).tolist()
+    m = generate("standard", n=64, rng=4).tolist()
     done = threading.Event()
 
     def slow() -> None:

@@ -22,7 +22,7 @@ from test_serve import Server  # noqa: E402
 @pytest.mark.slow  # a server of its own: its start-up costs seconds
 def test_sigterm_finishes_the_requests_in_flight() -> None:
     srv = Server()
-    m = generate("standard", n=200, seed=4)
+    m = generate("standard", n=200, rng=4)
     body = json.dumps({"demand": m.tolist(), "switches": 8, "delta": 0.01})
     killed = threading.Event()
     replies: list[tuple[float, httpx.Response]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 import ocsched
 from ocsched import sweep
+from ocsched._extras import install_hint
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.model import Configuration
@@ -213,7 +215,7 @@ def test_matrix_generated_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> 
     real = ocsched.sweep.run.generate
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs["seed"])
+        calls.append(kwargs["rng"])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ocsched.sweep.run, "generate", counting)
@@ -286,7 +288,7 @@ def test_dask_local_cluster_equals_serial(
 
 def test_missing_dask_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # makes `import distributed` fail
-    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[dask\]'"):
+    with pytest.raises(OcschedError, match=re.escape(install_hint("dask"))):
         sweep.run_sweep(CONFIG, tmp_path / "r", cluster="tcp://127.0.0.1:1")
     assert not (tmp_path / "r").exists()
 
@@ -466,13 +468,13 @@ def test_cli_cluster_without_dask_hints_install(monkeypatch: pytest.MonkeyPatch,
         app, ["sweep", "--preset", "quick", "--out", str(tmp_path / "r"), "--cluster", "tcp://x:1"]
     )
     assert res.exit_code == 2
-    assert "--cluster needs Dask distributed: pip install 'ocsched[dask]'" in res.stderr
+    assert f"--cluster needs Dask distributed: {install_hint('dask')}" in res.stderr
 
 
 def test_missing_pyarrow_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for mod in ("pyarrow", "pyarrow.parquet"):
         monkeypatch.setitem(sys.modules, mod, None)
-    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[sweep\]'"):
+    with pytest.raises(OcschedError, match=re.escape(install_hint("sweep"))):
         sweep.run_sweep(CONFIG, tmp_path / "r", workers=1)
     assert len(sweep.expand(CONFIG)) == N_RUNS  # planning needs no extra
 
@@ -819,7 +821,7 @@ def test_rows_keep_the_exact_solvers_status_and_dual_bound(tmp_path: Path) -> No
 
 def test_missing_filelock_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "filelock", None)
-    with pytest.raises(OcschedError, match=r"pip install 'ocsched\[sweep\]'"):
+    with pytest.raises(OcschedError, match=re.escape(install_hint("sweep"))):
         sweep.run_sweep(SMALL, tmp_path / "r", workers=1)
     assert not (tmp_path / "r").exists()
 
@@ -1071,7 +1073,7 @@ def test_iteration_runs_on_fabrics(tmp_path: Path) -> None:
         fab = Fabric.from_dict(
             {k: v for k, v in (mixed if r["fabric"] == "mixed" else partial).items() if k != "name"}
         )
-        it = generate_iteration("moe-iteration", seed=r["workload_seed"], gpus=5, layers=1)
+        it = generate_iteration("moe-iteration", rng=r["workload_seed"], gpus=5, layers=1)
         alg, _, base = r["algorithm"].partition(":")
         kw = {"fabric": fab, "base": base or "spectra", "rng": r["algorithm_seed"]}
         sched = schedule_iteration(it, algorithm=alg, **kw)

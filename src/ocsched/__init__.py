@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
     from ocsched.iteration import Iteration, IterationSchedule, Phase
     from ocsched.model import Configuration, Demand, Schedule
-    from ocsched.online import plan
+    from ocsched.online.plan import plan
     from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
     from ocsched.schedulers import SCHEDULERS, algorithms, schedule
     from ocsched.sequence import schedule_iteration

@@ -36,10 +36,10 @@ def install_hint(extra: str) -> str:
     return f"pip install -e '.[{extra}]'" if _from_source() else f"pip install 'ocsched[{extra}]'"
 
 
-def missing_extra(what: str, package: str, extra: str) -> str:
-    """Return the one-line message for a missing optional package: ``what`` needs ``package``, and how.
+def missing_extra(need: str, extra: str) -> str:
+    """Return the one-line message for a missing optional package: ``need``, then how to install it.
 
-    >>> missing_extra("figures", "matplotlib", "plot").startswith("figures need matplotlib: pip install")
+    >>> missing_extra("figures need matplotlib", "plot").startswith("figures need matplotlib: pip install")
     True
     """
-    return f"{what} need {package}: {install_hint(extra)}"
+    return f"{need}: {install_hint(extra)}"

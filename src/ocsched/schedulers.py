@@ -111,6 +111,8 @@ class Option:
     minimum: float | None = None
     choices: tuple[str, ...] = ()
     optional: bool = False
+    #: The value must exceed ``minimum`` (a time limit of 0 is no time at all).
+    above: bool = False
 
     def check(self, value: object, name: str) -> object:
         """Return ``value`` converted and checked; raise :class:`InvalidInputError` naming ``name``."""
@@ -145,8 +147,10 @@ class Option:
         except (TypeError, ValueError):
             what = "an integer" if self.kind == "int" else "a number"
             raise InvalidInputError(f"option `{name}` must be {what}; got {value!r}") from None
-        if not np.isfinite(out) or (self.minimum is not None and out < self.minimum):
-            low = f" >= {self.minimum:g}" if self.minimum is not None else ""
+        low_ok = self.minimum is None or (out > self.minimum if self.above else out >= self.minimum)
+        if not np.isfinite(out) or not low_ok:
+            sign = ">" if self.above else ">="
+            low = f" {sign} {self.minimum:g}" if self.minimum is not None else ""
             raise InvalidInputError(f"option `{name}` must be a finite number{low}; got {value!r}")
         return out
 
@@ -460,6 +464,7 @@ SCHEDULERS: dict[str, Scheduler] = {
                 "depend on the machine",
                 0.0,
                 optional=True,
+                above=True,
             ),
         },
     ),

@@ -77,7 +77,7 @@ def warmup() -> WarmupReport:
             lower_bound(mat, switches=2, delta=0.05, strong=True)
         sched = schedule(d, switches=2, delta=0.05, rng=0)
         reschedule(sched, d, SwitchFailure(1, sched.makespan / 2))
-        it = generate_iteration("moe-iteration", gpus=8, layers=2, seed=0)
+        it = generate_iteration("moe-iteration", gpus=8, layers=2, rng=0)
         schedule_iteration(it, switches=2, delta=0.05, rng=0)
     compiled = [k for k in _jit.kernels() if k._dispatcher is not None and k._dispatcher.signatures]
     return WarmupReport(

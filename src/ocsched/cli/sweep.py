@@ -55,6 +55,24 @@ def _quiet_dask() -> None:
             handler.setLevel(logging.CRITICAL)
 
 
+def _check_csv(csv: Path, out: Path) -> None:
+    """``--csv`` is rewritten from the results on every run: refuse only what is not a file to rewrite."""
+    if csv.is_dir():
+        raise fail(f"`--csv` is a directory: {csv}")
+    if csv.resolve().is_relative_to(out.resolve()):
+        raise fail(f"`--csv` must be outside the results folder --out {out}; got {csv}")
+    if not csv.parent.is_dir():
+        raise fail(f"`--csv` folder does not exist: {csv.parent}")
+
+
+class FigureFormat(enum.StrEnum):
+    """Formats ``report --figure-format`` writes figures in (typer checks and lists them)."""
+
+    png = "png"
+    pdf = "pdf"
+    svg = "svg"
+
+
 @app.command("sweep")
 @cli_errors
 def sweep_cmd(
@@ -105,12 +123,20 @@ def sweep_cmd(
             help="Runs per task (default: automatic).",
         ),
     ] = None,
-    csv: Annotated[Path | None, typer.Option("--csv", help="Also export all rows to this CSV file.")] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Delete existing results in --out (and overwrite --csv).")
-    ] = False,
+    csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv", help="Also export all rows to this CSV file (derived data: rewritten on every run)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Delete existing results in --out first.")] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the number of runs and an estimated time; run nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Time a sample of runs and print the number of runs and an estimated time; with --out "
+            "the sample's rows are kept there (the real sweep skips them).",
+        ),
     ] = False,
 ) -> None:
     """Run a grid of workloads x algorithms x switches x delta; store one validated row per run.
@@ -120,8 +146,7 @@ def sweep_cmd(
     skips the finished runs, and a config that extends the grid runs only the new runs. Exit code
     1 if a run failed (failures are recorded in the results with their message).
     """
-    from ocsched.io import check_writable
-    from ocsched.sweep import estimate_sweep, export_csv, run_sweep
+    from ocsched.sweep import SweepProgress, estimate_sweep, export_csv, run_sweep
 
     if (config is None) == (preset is None):
         raise fail("give either CONFIG or --preset (not both)")
@@ -135,14 +160,25 @@ def sweep_cmd(
             f"estimated {duration(est.seconds)} on {est.workers} worker(s)"
             + (" (local estimate; a cluster divides by its worker count)" if cluster else "")
         )
+        if out is not None and est.sampled:
+            typer.echo(f"the {est.sampled} sample runs are kept in {out}; the sweep skips them", err=True)
         return
     if out is None:
         raise fail("--out is required (the results directory)")
     if csv is not None:
-        check_writable(csv, force=force, name="--csv")
+        _check_csv(csv, out)
     if cluster is not None:
         _quiet_dask()
     bar = ProgressLine("sweep")
+    shown: list[str] = []
+
+    def progress(p: SweepProgress) -> None:
+        if p.dashboard and not shown:
+            shown.append(p.dashboard)
+            line = f"Dask dashboard: {p.dashboard}"
+            bar.console.print(line, markup=False, highlight=False) if bar.live else bar.echo(line)
+        bar.update(p.done, p.total, p.eta_s, f"{p.failed} failed ({p.skipped} done before)")
+
     try:
         with bar:
             summary = run_sweep(
@@ -153,9 +189,7 @@ def sweep_cmd(
                 batch_size=batch_size,
                 force=force,
                 wait_s=wait,
-                progress=lambda p: bar.update(
-                    p.done, p.total, p.eta_s, f"{p.failed} failed ({p.skipped} done before)"
-                ),
+                progress=progress,
             )
     except KeyboardInterrupt:
         raise fail(
@@ -170,7 +204,7 @@ def sweep_cmd(
     if len(summary.failures) > 10:
         typer.echo(f"  ... and {len(summary.failures) - 10} more failures", err=True)
     if csv is not None:
-        typer.echo(f"rows exported to {export_csv(out, csv, force=force)}")
+        typer.echo(f"rows exported to {export_csv(out, csv, force=True)}")
     if summary.failed:
         raise typer.Exit(1)
 
@@ -197,6 +231,22 @@ def report_cmd(
         list[ByColumn] | None,
         typer.Option("--by", help="Also split lines by switches, delta, seed or fabric (repeatable)."),
     ] = None,
+    figure_format: Annotated[
+        list[FigureFormat] | None,
+        typer.Option(
+            "--figure-format",
+            help="With --out: the figures' formats, png, pdf or svg (repeat; default png+pdf).",
+        ),
+    ] = None,
+    dpi: Annotated[
+        int,
+        typer.Option(
+            "--dpi",
+            parser=int_option("--dpi", minimum=10, maximum=2400),
+            metavar="INTEGER",
+            help="With --out: resolution of raster figures (png), 10..2400.",
+        ),
+    ] = 150,
 ) -> None:
     """Summarise sweep results: mean (max) makespan ratios per workload family, and figures.
 
@@ -210,7 +260,8 @@ def report_cmd(
     if out is None:
         table, iterations = summaries(load_rows(results), by=columns)
     else:
-        rep = write_report(results, out, force=force, figures=figures, by=columns)
+        formats = [f.value for f in figure_format] if figure_format else ["png", "pdf"]
+        rep = write_report(results, out, force=force, figures=figures, by=columns, formats=formats, dpi=dpi)
         table, iterations, written, skipped = rep.table, rep.iterations, rep.written, rep.skipped
     tables = [(t, note) for t, note in ((table, NOTE), (iterations, ITERATION_NOTE)) if t is not None]
     if fmt == "csv" and len(tables) > 1:  # one CSV table per stream
@@ -240,6 +291,15 @@ def plot_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Image to write (.png, .pdf or .svg).")],
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
+    dpi: Annotated[
+        int,
+        typer.Option(
+            "--dpi",
+            parser=int_option("--dpi", minimum=10, maximum=2400),
+            metavar="INTEGER",
+            help="Resolution of a .png (10..2400).",
+        ),
+    ] = 150,
 ) -> None:
     """Draw a schedule as a Gantt chart: switch (from 0) x time, hatched reconfiguration delays.
 
@@ -252,4 +312,4 @@ def plot_cmd(
     check_out_file(out, force=force)
     # An iteration schedule (told apart by its format) is drawn with its phases shaded.
     sched = read_any_schedule(schedule_file)
-    typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title)}")
+    typer.echo(f"wrote {write_schedule_plot(sched, out, force=force, title=title, dpi=dpi)}")

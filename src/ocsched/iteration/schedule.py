@@ -252,6 +252,24 @@ class IterationSchedule:
         prev = [0.0, *e[:-1]]
         return [(n, p, a, b) for n, p, a, b in zip(self.names, prev, r, e, strict=True)]
 
+    def to_frame(self) -> Any:
+        """Return a pandas DataFrame, one row per circuit and configuration, with a ``phase`` column.
+
+        See :func:`ocsched.report.frame.schedule_frame` (needs pandas).
+        """
+        from ocsched.report.frame import schedule_frame  # the report layer: pandas only when asked
+
+        return schedule_frame(self)
+
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
+        """Draw the schedule as a Gantt chart with its phases shaded; return the axes.
+
+        See :func:`ocsched.report.gantt.plot_iteration_schedule` (needs matplotlib).
+        """
+        from ocsched.report.gantt import plot_iteration_schedule  # the report layer, when asked
+
+        return plot_iteration_schedule(self, ax, title=title)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON-ready ``ocsched.iteration-schedule`` form.
 

@@ -196,6 +196,29 @@ class Schedule:
             np.add.at(flat, self.eps.rows * n + self.eps.cols, self.eps.values)
         return flat.reshape(n, n)
 
+    def to_frame(self) -> Any:
+        """Return a pandas DataFrame, one row per circuit and configuration (needs pandas).
+
+        See :func:`ocsched.report.frame.schedule_frame` for the columns.
+
+        >>> c = Configuration.from_circuits(0.5, 1.0, [(0, 1)], ports=2)
+        >>> s = Schedule(ports=2, delta=0.5, switches=((c,),))
+        >>> s.to_frame()[["switch", "src", "dst", "start", "end"]].values.tolist()
+        [[0.0, 0.0, 1.0, 0.5, 1.5]]
+        """
+        from ocsched.report.frame import schedule_frame  # the report layer: pandas only when asked
+
+        return schedule_frame(self)
+
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
+        """Draw the schedule as a Gantt chart on ``ax`` (a new figure's if None); return the axes.
+
+        See :func:`ocsched.report.gantt.plot_schedule` (needs matplotlib).
+        """
+        from ocsched.report.gantt import plot_schedule  # the report layer: matplotlib only when asked
+
+        return plot_schedule(self, ax, title=title)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON-ready form (see the README and ``docs/schedule.schema.json``).
 

@@ -16,6 +16,8 @@ from typing import IO, Any
 from ocsched.errors import InvalidInputError
 from ocsched.io import write_atomic
 from ocsched.report.figures import (
+    DPI,
+    check_figure_options,
     plot_bound_ratio,
     plot_delta,
     plot_flows,
@@ -121,21 +123,26 @@ def write_report(
     force: bool = False,
     figures: bool = True,
     by: Sequence[str] = (),
+    formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> Report:
     """Write ``summary.{txt,md,csv}`` and (with ``figures``) every figure for ``results`` into ``out``.
 
     Iteration runs go to ``iterations.{txt,md,csv}`` (:func:`summarize_iterations`) and no figure.
 
-    Figures (each as PNG and PDF), for whatever the results hold: ``delta-<label>`` and
-    ``bound-<label>`` for each label with several deltas, ``switches-<label>`` for each label with
-    several switch counts, ``flows-<family>`` for each family that varies the ``flows`` option,
-    and ``ratios`` when Spectra was run. ``summary.csv`` has one numeric column per statistic.
+    Figures (each in ``formats``: PNG and PDF by default, or SVG; raster ones at ``dpi``), for
+    whatever the results hold: ``delta-<label>`` and ``bound-<label>`` for each label with
+    several deltas, ``switches-<label>`` for each label with several switch counts,
+    ``flows-<family>`` for each family that varies the ``flows`` option, and ``ratios`` (every
+    algorithm's makespan / lower bound per family). ``summary.csv`` has one numeric column per
+    statistic.
 
     Raises
     ------
     InvalidInputError
         If ``out`` is a non-empty directory and ``force`` is False, or the results are empty.
     """
+    check_figure_options(formats, dpi)
     rows = load_rows(results)
     table, iterations = summaries(rows, by=by)
     out_p = Path(out)
@@ -160,18 +167,20 @@ def write_report(
         mine = [r for r in rows if r["family"] == family and r["label"] == label]
         name = slug(label)
         for kind, plot, axis in (("delta", plot_delta, "delta"), ("bound", plot_bound_ratio, "delta")):
-            got = plot(rows, out_p / f"{kind}-{name}", label=label, family=family)
+            got = plot(rows, out_p / f"{kind}-{name}", label=label, family=family, formats=formats, dpi=dpi)
             written += got
             if not got:
                 skipped.append(f"{kind}-{name}: {label!r} has one {axis} ({_values(mine, axis)})")
-        got = plot_switches(rows, out_p / f"switches-{name}", label=label, family=family)
+        got = plot_switches(
+            rows, out_p / f"switches-{name}", label=label, family=family, formats=formats, dpi=dpi
+        )
         written += got
         if not got:
             skipped.append(f"switches-{name}: {label!r} has one switch count ({_values(mine, 'switches')})")
     for (family,) in sorted(group(rows, ["family"])):
-        written += plot_flows(rows, out_p / f"flows-{slug(family)}", family=family)
-    got = plot_ratios(rows, out_p / "ratios")
+        written += plot_flows(rows, out_p / f"flows-{slug(family)}", family=family, formats=formats, dpi=dpi)
+    got = plot_ratios(rows, out_p / "ratios", formats=formats, dpi=dpi)
     written += got
     if not got:
-        skipped.append("ratios: no spectra runs to compare against")
+        skipped.append("ratios: no successful run with a lower bound")
     return Report(table, written, skipped, iterations)

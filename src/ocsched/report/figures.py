@@ -18,6 +18,7 @@ the functions, with the non-interactive Agg backend.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -27,13 +28,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from ocsched._extras import missing_extra
-from ocsched.errors import OcschedError
+from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import write_atomic
 from ocsched.report.tables import algorithms_in, group, name_fabrics, natural, ratios
 from ocsched.sweep.results import match_key
 
 __all__ = [
+    "DPI",
+    "FIGURE_FORMATS",
     "STYLES",
+    "check_figure_options",
+    "doubles",
     "plot_bound_ratio",
     "plot_delta",
     "plot_flows",
@@ -41,6 +46,7 @@ __all__ = [
     "plot_switches",
     "pyplot",
     "slug",
+    "time_unit",
 ]
 
 Row = Mapping[str, Any]
@@ -80,7 +86,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise OcschedError(missing_extra("figures", "matplotlib", "plot")) from None
+        raise OcschedError(missing_extra("figures need matplotlib", "plot")) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -96,25 +102,67 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def save(fig: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
+#: Formats a figure is written in (``--figure-format``), and the default resolution of raster ones.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+DPI = 150
+
+
+def check_figure_options(formats: Sequence[str], dpi: int) -> None:
+    """Raise :class:`InvalidInputError` for an unknown format or a resolution outside 10..2400."""
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if bad or not formats:
+        raise InvalidInputError(
+            f"`--figure-format` must be one of {', '.join(FIGURE_FORMATS)}; got {bad[0] if bad else 'none'!r}"
+        )
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2400:
+        raise InvalidInputError(f"`--dpi` must be an integer in 10..2400; got {dpi!r}")
+
+
+def save(fig: Any, stem: Path, formats: Sequence[str], dpi: int = DPI) -> list[Path]:
     """Lay out, write ``stem.<fmt>`` for each format (atomically), and close the figure (also on error)."""
     paths = []
     try:
         fig.tight_layout()
         for fmt in formats:
-            paths.append(save_figure(fig, stem.with_suffix(f".{fmt}"), force=True))
+            paths.append(save_figure(fig, stem.with_suffix(f".{fmt}"), force=True, dpi=dpi))
     finally:
         pyplot().close(fig)
     return paths
 
 
-def save_figure(fig: Any, path: Path, *, force: bool = False) -> Path:
+def save_figure(fig: Any, path: Path, *, force: bool = False, dpi: int = DPI) -> Path:
     """Write ``fig`` to ``path`` through :func:`ocsched.io.write_atomic` (format from the suffix)."""
 
     def write(f: IO[bytes]) -> None:
-        fig.savefig(f, format=path.suffix[1:].lower(), dpi=150, bbox_inches="tight")
+        fig.savefig(f, format=path.suffix[1:].lower(), dpi=dpi, bbox_inches="tight")
 
     return write_atomic(path, write, force=force, name="--out")
+
+
+def doubles(xs: Sequence[float]) -> bool:
+    """True when every value is twice the one before (a log2 axis shows such a grid evenly).
+
+    >>> doubles([0.01, 0.02, 0.04]), doubles([2, 4, 8, 16]), doubles([0.01, 0.05, 0.1]), doubles([0, 1])
+    (True, True, False, False)
+    """
+    return len(xs) >= 2 and all(
+        a > 0 and math.isclose(b / a, 2.0, rel_tol=1e-6) for a, b in itertools.pairwise(xs)
+    )
+
+
+def time_unit(rows: Sequence[Row]) -> str:
+    """The unit of the rows' times: seconds with a link rate, else the demand's (normalised) unit.
+
+    >>> time_unit([{"normalized": True, "link_gbps": None}])
+    'largest line sum = 1'
+    >>> time_unit([{"normalized": False, "link_gbps": 400}])
+    's'
+    """
+    if rows and all(r.get("normalized") for r in rows):
+        return "largest line sum = 1"
+    if rows and all(r.get("link_gbps") is not None for r in rows):
+        return "s"
+    return "unit of the demand"
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -148,6 +196,7 @@ def _series(
     algs: Sequence[str],
     value: Callable[[Row], float],
     bound: bool,
+    log: bool = True,
 ) -> None:
     """Plot the mean of ``value`` vs ``xkey`` per algorithm and fabric, min..max as error bars; the bound.
 
@@ -158,8 +207,9 @@ def _series(
     fabrics = _fabric_groups(ok)
     for f, (fabric, mine) in enumerate(fabrics):
         for k, a in enumerate(algs):
-            # Offsets on the log axis keep the error bars of different algorithms apart.
-            shift = 2.0 ** (0.025 * (k - (len(algs) - 1) / 2))
+            # Offsets keep the error bars of different algorithms apart (relative on a log axis).
+            step = k - (len(algs) - 1) / 2
+            spread = (max(xs) - min(xs)) if len(xs) > 1 else 1.0
             pts = []
             for x in xs:
                 vals = [
@@ -168,7 +218,8 @@ def _series(
                     if math.isfinite(v)
                 ]
                 if vals:
-                    pts.append((x * shift, _mean(vals), min(vals), max(vals)))
+                    px_ = x * 2.0 ** (0.025 * step) if log else x + 0.006 * spread * step
+                    pts.append((px_, _mean(vals), min(vals), max(vals)))
             if not pts:
                 continue
             px, mean, lo, hi = zip(*pts, strict=True)
@@ -226,16 +277,23 @@ def _panels(
     bound: bool,
     out_stem: str | os.PathLike[str],
     formats: Sequence[str],
+    dpi: int = DPI,
 ) -> list[Path]:
-    """One panel per value of ``pkey``: ``value`` of each algorithm against ``xkey`` (log2 axis)."""
+    """One panel per value of ``pkey``: ``value`` of each algorithm against ``xkey``.
+
+    The x axis is log2 when each value doubles the one before (δ = 0.01, 0.02, 0.04; s = 2, 4,
+    8), linear otherwise, with a tick at every value.
+    """
+    log = doubles(xs)
     plt = pyplot()
     ncols = min(len(pvals), 4)
     nrows = math.ceil(len(pvals) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
     flat = [ax for line in axes for ax in line]
     for ax, p in zip(flat, pvals, strict=False):
-        _series(ax, xs, [r for r in rows if r[pkey] == p], xkey, algs, value, bound)
-        ax.set_xscale("log", base=2)
+        _series(ax, xs, [r for r in rows if r[pkey] == p], xkey, algs, value, bound, log)
+        if log:
+            ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [f"{x:g}" for x in xs])
         ax.minorticks_off()
         ax.set_xlabel(xlabel)
@@ -248,7 +306,7 @@ def _panels(
     handles, names = legend_ax.get_legend_handles_labels()
     order = sorted(range(len(names)), key=lambda i: names[i].startswith("lower bound"))  # bounds last
     legend_ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=7, frameon=False)
-    return save(fig, Path(out_stem), formats)
+    return save(fig, Path(out_stem), formats, dpi)
 
 
 def _pick(rows: Sequence[Row], label: str, family: str | None) -> list[Row]:
@@ -282,6 +340,7 @@ def plot_delta(
     switches: Sequence[int] | None = None,
     algorithms: Sequence[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> list[Path]:
     """Plot mean makespan vs delta, one panel per switch count, for the runs of ``label``.
 
@@ -295,8 +354,10 @@ def plot_delta(
         return []
     return _panels(
         mine, deltas, "delta", "switches", svals, algs,
-        xlabel="reconfiguration delay δ", ylabel="makespan (mean, min-max over seeds)", title=label,
+        xlabel=f"reconfiguration delay δ ({time_unit(mine)})",
+        ylabel=f"makespan ({time_unit(mine)}; mean, min-max over seeds)", title=label,
         ptitle=lambda s: f"s = {s}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+        dpi=dpi,
     )  # fmt: skip
 
 
@@ -308,6 +369,7 @@ def plot_switches(
     family: str | None = None,
     algorithms: Sequence[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> list[Path]:
     """Plot mean makespan vs the number of switches, one panel per delta; [] if fewer than two counts."""
     mine = _pick(rows, label, family)
@@ -316,8 +378,10 @@ def plot_switches(
         return []
     return _panels(
         mine, svals, "switches", "delta", deltas, algs,
-        xlabel="number of switches s", ylabel="makespan (mean, min-max over seeds)", title=label,
+        xlabel="number of switches s", ylabel=f"makespan ({time_unit(mine)}; mean, min-max over seeds)",
+        title=label,
         ptitle=lambda d: f"δ = {d:g}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+        dpi=dpi,
     )  # fmt: skip
 
 
@@ -329,6 +393,7 @@ def plot_bound_ratio(
     family: str | None = None,
     algorithms: Sequence[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> list[Path]:
     """Plot makespan / lower bound vs delta, one panel per switch count; [] if fewer than two deltas."""
     mine = _pick(rows, label, family)
@@ -337,8 +402,9 @@ def plot_bound_ratio(
         return []
     return _panels(
         mine, deltas, "delta", "switches", svals, algs,
-        xlabel="reconfiguration delay δ", ylabel="makespan / lower bound", title=label,
+        xlabel=f"reconfiguration delay δ ({time_unit(mine)})", ylabel="makespan / lower bound", title=label,
         ptitle=lambda s: f"s = {s}", value=_to_bound, bound=False, out_stem=out_stem, formats=formats,
+        dpi=dpi,
     )  # fmt: skip
 
 
@@ -351,6 +417,7 @@ def plot_flows(
     switches: Sequence[int] | None = None,
     algorithms: Sequence[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> list[Path]:
     """Plot mean makespan vs the workload option ``flows`` (flows per port, column ``opt_flows``).
 
@@ -367,9 +434,10 @@ def plot_flows(
         return []
     return _panels(
         mine, xs, "opt_flows", "switches", svals, algs,
-        xlabel="flows per port", ylabel="makespan (mean, min-max over seeds)",
+        xlabel="flows per port", ylabel=f"makespan ({time_unit(mine)}; mean, min-max over seeds)",
         title=f"{family}, δ = {delta:g}",
         ptitle=lambda s: f"s = {s}", value=_makespan, bound=True, out_stem=out_stem, formats=formats,
+        dpi=dpi,
     )  # fmt: skip
 
 
@@ -377,44 +445,63 @@ def plot_ratios(
     rows: Sequence[Row],
     out_stem: str | os.PathLike[str],
     *,
-    reference: str = "spectra",
+    reference: str | None = None,
     formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = DPI,
 ) -> list[Path]:
-    """Bar chart of the mean makespan ratio of every algorithm to ``reference``, per family.
+    """Bar chart of every algorithm's mean makespan / lower bound, per family (the headline figure).
 
-    Bars are coloured and hatched differently per algorithm (readable in black and white); the
-    reference's own ratio to the lower bound is the first bar of each group. [] without the
-    reference.
+    Every bar is on one scale, how far above a bound no schedule can beat (1 = proven
+    optimal), so one poor algorithm does not squash the others; the y axis turns logarithmic
+    when the largest ratio is over 4. With ``reference`` (e.g. ``"spectra"``), the older chart:
+    the reference's ratio to the bound, then every other algorithm's ratio to the reference.
+    Bars are coloured and hatched differently per algorithm (readable in black and white). []
+    without runs that carry a lower bound (or without the reference).
     """
     algs = algorithms_in(rows)
-    if reference not in algs:
-        return []
-    series = [(f"{reference}/LB", reference, None)] + [
-        (f"{a}/{reference}", a, reference) for a in algs if a != reference
-    ]
+    if reference is None:
+        if not any(r.get("lower_bound") for r in rows if r["ok"]):
+            return []
+        series: list[tuple[str, str, str | None]] = [(a, a, None) for a in algs]
+    else:
+        if reference not in algs:
+            return []
+        series = [(f"{reference}/LB", reference, None)] + [
+            (f"{a}/{reference}", a, reference) for a in algs if a != reference
+        ]
     families = sorted(group(rows, ["family"]), key=lambda k: natural(k[0]))
     plt = pyplot()
     width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 2.0 + 1.8 * len(families))), 4.0))
+    top = 1.0
     for k, (name, num, den) in enumerate(series):
         vals = [_mean(ratios([r for r in rows if r["family"] == f], num, den)) for (f,) in families]
+        top = max([top, *(v for v in vals if math.isfinite(v))])
         xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(families))]
+        first = k == 0 and reference is not None
         ax.bar(
             xs,
             vals,
             width,
             label=name,
-            color="white" if k == 0 else _style(num, k)[2],
-            alpha=1.0 if k == 0 else 0.75,
+            color="white" if first else _style(num, k)[2],
+            alpha=1.0 if first else 0.75,
             edgecolor="black",
             linewidth=0.6,
             hatch=HATCHES[k % len(HATCHES)],
+            gid="ratio",
         )
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(families)), [textwrap.fill(f, 16) for (f,) in families])
-    ax.set_ylabel("mean makespan ratio")
+    if reference is None:
+        ax.set_ylabel("makespan / lower bound (mean; 1 = optimal)")
+        ax.set_ylim(bottom=1.0 if top <= 4 else 0.9)
+        if top > 4:
+            ax.set_yscale("log")
+    else:
+        ax.set_ylabel("mean makespan ratio")
     ax.legend(
         fontsize=7, frameon=False, ncol=min(len(series), 5), loc="upper left", bbox_to_anchor=(0, -0.16)
     )
     ax.grid(True, axis="y", color="0.85", linewidth=0.6)
-    return save(fig, Path(out_stem), formats)
+    return save(fig, Path(out_stem), formats, dpi)

@@ -18,10 +18,19 @@ from ocsched.fabric import Fabric
 from ocsched.io import check_writable, schedule_fabric
 from ocsched.iteration import IterationSchedule, persists
 from ocsched.model import Configuration, Schedule
-from ocsched.report.figures import PALETTE, pyplot, save_figure
+from ocsched.report.figures import DPI, PALETTE, pyplot, save_figure
 from ocsched.timing import dark_interval, held_times
 
-__all__ = ["MAX_BARS", "MAX_SWITCHES", "permutation_groups", "plot_schedule", "write_schedule_plot"]
+__all__ = [
+    "COLOR_BY",
+    "MAX_BARS",
+    "MAX_PERMUTATION_COLORS",
+    "MAX_SWITCHES",
+    "permutation_groups",
+    "plot_schedule",
+    "time_label",
+    "write_schedule_plot",
+]
 
 #: Most switches one chart draws (a row each); beyond that the chart is unreadable and huge.
 MAX_SWITCHES = 256
@@ -29,6 +38,12 @@ MAX_SWITCHES = 256
 MAX_BARS = 20_000
 #: Most failed links named in one label (the others are counted: "+3 more").
 _NAMED_PORTS = 4
+#: Beyond this many permutations a colour per permutation repeats and tells nothing: the chart
+#: colours by switch (or by phase, for an iteration schedule) instead.
+MAX_PERMUTATION_COLORS = 20
+#: What bars may be coloured by (``"auto"``: permutation up to MAX_PERMUTATION_COLORS, else switch
+#: or phase).
+COLOR_BY = ("auto", "permutation", "switch", "phase")
 #: Colour of failures (down windows, failed links): the palette's vermilion.
 _FAILURE = PALETTE[5]
 
@@ -172,7 +187,37 @@ def _draw_failures(ax: Any, fabric: Fabric, xmax: float) -> None:
         )
 
 
-def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, title: str | None = None) -> Any:
+def time_label(meta: Any) -> str:
+    """The time axis' name with the schedule's unit (``meta["unit"]``), or the demand's unit.
+
+    >>> time_label({"unit": "s"}), time_label({})
+    ('time (s)', 'time (unit of the demand)')
+    """
+    unit = meta.get("unit") if hasattr(meta, "get") else None
+    if unit == "bytes":  # a demand read in bytes is scheduled as time at the link rate: seconds
+        unit = "s"
+    return f"time ({unit})" if isinstance(unit, str) and unit else "time (unit of the demand)"
+
+
+def _color_by(choice: str, ngroups: int, iteration: bool) -> str:
+    if choice not in COLOR_BY:
+        raise InvalidInputError(f"`color_by` must be one of {', '.join(COLOR_BY)}; got {choice!r}")
+    if choice == "phase" and not iteration:
+        raise InvalidInputError("`color_by` 'phase' needs an iteration schedule")
+    if choice != "auto":
+        return choice
+    if ngroups <= MAX_PERMUTATION_COLORS:
+        return "permutation"
+    return "phase" if iteration else "switch"
+
+
+def plot_schedule(
+    schedule: Schedule | IterationSchedule,
+    ax: Any = None,
+    *,
+    title: str | None = None,
+    color_by: str = "auto",
+) -> Any:
     """Draw ``schedule`` as a Gantt chart on ``ax`` (a new figure's axes if None) and return the axes.
 
     Each configuration is a bar on its switch (numbered from 0, as in the JSON and in
@@ -182,8 +227,11 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
     the previous configuration is drawn lit through the gap between them (a thin bar), as
     :func:`ocsched.timing.held_times` counts it. Down windows are shaded on their switch's row,
     failed links marked at their time with their ports. Pieces of one permutation (configurations
-    with the same circuits) share a colour and a number (from 0); the lower bound, if known, is a
-    dashed vertical line. Rows name each switch's delay and rate when the switches differ.
+    with the same circuits) share a colour and a number (from 0) up to
+    :data:`MAX_PERMUTATION_COLORS` permutations; beyond that (or by ``color_by``) bars are
+    coloured by switch, or by phase for an iteration schedule, and not numbered. The lower
+    bound, if known, is a dashed vertical line. Rows name each switch's delay and rate when the
+    switches differ. The time axis names the schedule's unit (``meta["unit"]``) when recorded.
 
     Raises
     ------
@@ -211,7 +259,10 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
     iteration = isinstance(schedule, IterationSchedule)
     groups = permutation_groups(schedule)
     ngroups = 1 + max((g for sw in groups for g in sw), default=-1)
-    cmap = plt.get_cmap("tab20")
+    by = _color_by(color_by, ngroups, iteration)
+    cmap = plt.get_cmap("tab20" if by == "permutation" else "tab10")
+    ncolors = 20 if by == "permutation" else 10
+    phase_of = schedule.phase_of if isinstance(schedule, IterationSchedule) else None
     span = max(schedule.makespan, schedule.lower_bound or 0.0, 1e-12)
     xmax = span * 1.02
     dark_label: str | None = (
@@ -221,6 +272,8 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
         delta = fabric.switches[b].delta
         partial = _partial_view(sw, fabric, b) if fabric.model == "partial" else None
         for k, (c, gid) in enumerate(zip(sw, groups[b], strict=True)):
+            tone = {"permutation": gid, "switch": b}.get(by, phase_of[b][k] if phase_of is not None else 0)
+            color = cmap(tone % ncolors)
             # A configuration identical to the one its switch holds persists (iterations): no delay.
             kept = iteration and k > 0 and persists(sw[k - 1], c)
             lights_new, lit_gap = (True, 0.0) if partial is None else partial[k]
@@ -247,7 +300,7 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
                     lit_gap,
                     left=c.start - lit_gap,
                     height=0.2,
-                    color=cmap(gid % 20),
+                    color=color,
                     edgecolor="black",
                     linewidth=0.3,
                     gid="kept",
@@ -257,12 +310,12 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
                 c.duration,
                 left=c.start,
                 height=0.7,
-                color=cmap(gid % 20),
+                color=color,
                 edgecolor="black",
                 linewidth=0.4,
                 gid="configuration",
             )
-            if c.duration > 0.03 * span:
+            if by == "permutation" and c.duration > 0.03 * span:
                 ax.text(c.start + c.duration / 2, b, str(gid), ha="center", va="center", fontsize=6)
     _draw_failures(ax, fabric, xmax)
     if schedule.lower_bound:
@@ -309,7 +362,12 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
         labels.append("EPS")
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # switch 0 on top
-    ax.set_xlabel("time (hatched: reconfiguration delay δ; number: permutation)")
+    legend = {
+        "permutation": "colour and number: permutation",
+        "switch": "colour: switch",
+        "phase": "colour: phase",
+    }
+    ax.set_xlabel(f"{time_label(schedule.meta)} (hatched: reconfiguration delay δ; {legend[by]})")
     deltas = f"δ = {fabric.deltas[0]:g}" if len(set(fabric.deltas)) == 1 else "δ per switch"
     model = "" if fabric.model == "all-stop" else f", {fabric.model} reconfiguration"
     ax.set_title(
@@ -330,7 +388,9 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
     return ax
 
 
-def plot_iteration_schedule(schedule: IterationSchedule, ax: Any = None, *, title: str | None = None) -> Any:
+def plot_iteration_schedule(
+    schedule: IterationSchedule, ax: Any = None, *, title: str | None = None, color_by: str = "auto"
+) -> Any:
     """Draw an iteration schedule: :func:`plot_schedule` with each phase shaded and named.
 
     Phase k's window ``[R_k, C_k]`` is shaded (alternating tones) and labelled with its name at
@@ -350,7 +410,7 @@ def plot_iteration_schedule(schedule: IterationSchedule, ax: Any = None, *, titl
     """
     if ax is None:  # one row more than plot_schedule's figure: the band of phase names
         _, ax = pyplot().subplots(figsize=(10, 1.2 + 0.45 * max(len(schedule.switches), 1)))
-    ax = plot_schedule(schedule, ax, title=title)
+    ax = plot_schedule(schedule, ax, title=title, color_by=color_by)
     bottom, top = ax.get_ylim()  # switch 0 on top: the axis runs downwards
     ax.set_ylim(bottom, top - 0.6)
     for k, (name, _gap_start, release, end) in enumerate(schedule.phase_spans()):
@@ -365,6 +425,7 @@ def write_schedule_plot(
     *,
     force: bool = False,
     title: str | None = None,
+    dpi: int = DPI,
 ) -> Path:
     """Draw ``schedule`` (:func:`plot_schedule`, or :func:`plot_iteration_schedule` for an
     iteration's) and save it to ``out`` (.png, .pdf or .svg).
@@ -384,7 +445,7 @@ def write_schedule_plot(
         ax = plot_schedule(schedule, title=title)
     try:
         ax.figure.tight_layout()
-        return save_figure(ax.figure, p, force=force)
+        return save_figure(ax.figure, p, force=force, dpi=dpi)
     finally:
         plt.close(ax.figure)
 

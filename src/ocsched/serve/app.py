@@ -312,5 +312,5 @@ def warm_up() -> None:
     from ocsched.validate import validate
     from ocsched.workloads import generate
 
-    demand = generate("standard", n=32, seed=0)
+    demand = generate("standard", n=32, rng=0)
     validate(schedule(demand, switches=2, delta=0.04), demand)

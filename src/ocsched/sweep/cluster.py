@@ -19,7 +19,7 @@ from ocsched.sweep.results import RunSpec
 
 Task = Callable[[tuple[list[RunSpec], dict[str, str]]], list[dict[str, Any]]]
 
-__all__ = ["dask_client", "dask_results", "distributed_module"]
+__all__ = ["dashboard_link", "dask_client", "dask_results", "distributed_module"]
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def distributed_module() -> Any:
     try:
         import distributed
     except ImportError:
-        raise OcschedError(missing_extra("clusters (--cluster)", "Dask distributed", "dask")) from None
+        raise OcschedError(missing_extra("--cluster needs Dask distributed", "dask")) from None
     return distributed
 
 
@@ -41,43 +41,106 @@ def _first_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def dask_client(cluster: str, workers: int, wait_s: float) -> Generator[Any, None, None]:
-    """Connect to ``cluster`` (or start a LocalCluster for ``"local"``) and wait for a worker."""
+def _no_sigint() -> Generator[None, None, None]:
+    """Start child processes with Ctrl-C ignored: only this process reports an interrupt (one line).
+
+    A process started while SIGINT is ignored keeps it ignored (Python installs its
+    KeyboardInterrupt handler only over the default), so the Dask workers of a LocalCluster no
+    longer print their own tracebacks; this process shuts them down when it stops.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def dashboard_link(client: Any) -> str | None:
+    """The Dask dashboard's address of ``client``'s scheduler, or None when it serves none."""
+    try:
+        link = client.dashboard_link
+    except Exception:  # no dashboard (bokeh missing, disabled): nothing to show
+        return None
+    return str(link) if link else None
+
+
+@contextlib.contextmanager
+def dask_client(cluster: Any, workers: int, wait_s: float) -> Generator[Any, None, None]:
+    """Connect to ``cluster`` and wait for a worker.
+
+    ``cluster`` is ``"local"`` (start a LocalCluster of ``workers`` processes, its dashboard on
+    a free port), a scheduler address, a ``distributed.Client`` (used as is, left open) or any
+    cluster object with a ``scheduler_address`` (a LocalCluster, a dask-jobqueue SLURMCluster:
+    a client is opened on it and closed after; the cluster is the caller's).
+    """
     distributed = distributed_module()
-    if cluster != "local" and not _ADDRESS.match(cluster):
+    if isinstance(cluster, distributed.Client):
+        _wait_for_worker(cluster, str(getattr(cluster.scheduler, "address", "the scheduler")), wait_s)
+        yield cluster
+        return
+    if not isinstance(cluster, str):
+        found = getattr(cluster, "scheduler_address", None)
+        if not isinstance(found, str):
+            raise InvalidInputError(
+                "`cluster` must be 'local', a Dask scheduler address, a distributed.Client or a cluster "
+                f"object with a scheduler_address; got {type(cluster).__name__}"
+            )
+        address = found
+    elif cluster != "local" and not _ADDRESS.match(cluster):
         raise InvalidInputError(
             f"`--cluster` must be 'local' or a Dask scheduler address like tcp://host:8786; got {cluster!r}"
         )
     with contextlib.ExitStack() as stack:
+        target: Any
         if cluster == "local":
             try:
-                local = stack.enter_context(
-                    distributed.LocalCluster(
-                        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                with _no_sigint():
+                    local = stack.enter_context(
+                        distributed.LocalCluster(
+                            n_workers=workers,
+                            threads_per_worker=1,
+                            processes=True,
+                            dashboard_address=":0",
+                            # the workers' own log records (a task cancelled at Ctrl-C) stay off the
+                            # terminal: failures reach the sweep as one-line errors
+                            silence_logs=logging.CRITICAL,
+                        )
                     )
-                )
             except Exception as exc:
                 raise OcschedError(f"could not start a local Dask cluster: {_first_line(exc)}") from None
-            address = local.scheduler_address
+            address = target = local.scheduler_address
+        elif isinstance(cluster, str):
+            address = target = cluster
         else:
-            address = cluster
+            target = cluster  # a Client on the object itself (its dashboard link, its loop)
         try:
-            client = stack.enter_context(distributed.Client(address, timeout=f"{wait_s}s"))
+            client = stack.enter_context(distributed.Client(target, timeout=f"{wait_s}s"))
         except Exception as exc:
             raise OcschedError(
                 f"cannot reach the Dask scheduler at {address} within {wait_s:g} s ({_first_line(exc)}); "
                 "is `dask scheduler` running there?"
             ) from None
-        if not client.nthreads():
-            log.warning("waiting up to %g s for a Dask worker at %s", wait_s, address)
-            try:
-                client.wait_for_workers(1, timeout=wait_s)
-            except Exception:
-                raise OcschedError(
-                    f"the Dask scheduler at {address} has no workers after {wait_s:g} s; "
-                    f"start some with `dask worker {address}`"
-                ) from None
+        _wait_for_worker(client, address, wait_s)
         yield client
+
+
+def _wait_for_worker(client: Any, address: str, wait_s: float) -> None:
+    if client.nthreads():
+        return
+    log.warning("waiting up to %g s for a Dask worker at %s", wait_s, address)
+    try:
+        client.wait_for_workers(1, timeout=wait_s)
+    except Exception:
+        raise OcschedError(
+            f"the Dask scheduler at {address} has no workers after {wait_s:g} s; "
+            f"start some with `dask worker {address}`"
+        ) from None
 
 
 def dask_results(

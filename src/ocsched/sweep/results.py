@@ -100,7 +100,7 @@ def pyarrow_modules() -> tuple[Any, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise OcschedError(missing_extra("Sweep result files", "pyarrow", "sweep")) from None
+        raise OcschedError(missing_extra("Sweep result files need pyarrow", "sweep")) from None
     return pa, pq
 
 

@@ -32,10 +32,10 @@ from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Demand
 from ocsched.schedulers import schedule
 from ocsched.sequence import iteration_row, schedule_iteration, validate_iteration
-from ocsched.sweep.cluster import dask_client, dask_results, distributed_module
+from ocsched.sweep.cluster import dashboard_link, dask_client, dask_results, distributed_module
 from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, iteration_algorithm, load_config
 from ocsched.sweep.results import RunSpec, derive_seeds, option_types, pyarrow_modules, result_row
-from ocsched.sweep.store import MANIFEST, Store, check_out, locked, read_results
+from ocsched.sweep.store import MANIFEST, Store, check_out, locked
 from ocsched.validate import validate
 from ocsched.workloads import ITERATION_WORKLOADS, generate_iteration, normalize
 
@@ -255,6 +255,8 @@ class SweepProgress:
     skipped: int
     elapsed_s: float
     eta_s: float | None = None
+    #: The Dask dashboard's address when the sweep runs on a cluster that serves one.
+    dashboard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -330,7 +332,7 @@ def run_sweep(
     out: str | os.PathLike[str],
     *,
     workers: int | None = None,
-    cluster: str | None = None,
+    cluster: Any = None,
     batch_size: int | None = None,
     force: bool = False,
     progress: Callable[[SweepProgress], None] | None = None,
@@ -348,9 +350,12 @@ def run_sweep(
     workers : int, optional
         Local processes (default: all cores); 1 runs in this process. With ``cluster="local"``,
         the number of Dask workers.
-    cluster : str, optional
-        ``"local"`` (start a Dask LocalCluster) or the address of a Dask scheduler
-        (``tcp://host:8786``); needs ``ocsched[dask]``.
+    cluster : str, distributed.Client or cluster object, optional
+        ``"local"`` (start a Dask LocalCluster, its dashboard on a free port), the address of a
+        Dask scheduler (``tcp://host:8786``), a ``distributed.Client`` (used and left open), or
+        any cluster object with a ``scheduler_address`` (a dask-jobqueue ``SLURMCluster``, a
+        ``LocalCluster`` you started); needs ``ocsched[dask]``. The dashboard's address is in
+        every :class:`SweepProgress` (``dashboard``) and logged at the start.
     batch_size : int, optional
         Runs per task. Default: at least one instance's runs; about 32 batches per local worker
         or 8 per Dask worker (Dask's per-task overhead is larger); at most 256 runs.
@@ -414,8 +419,12 @@ def run_sweep(
     failures: list[str] = []
     with contextlib.ExitStack() as stack:
         client = None
+        dashboard = None
         if cluster is not None:
             client = stack.enter_context(dask_client(cluster, nworkers, wait_s))
+            dashboard = dashboard_link(client)
+            if dashboard:
+                log.info("Dask dashboard: %s", dashboard)
         stack.enter_context(locked(out_p))
         ids = {s.key: s.fabric_id for s in specs if s.fabric_id is not None}
         store = Store(out_p, cfg, types, force=force, fabric_ids=ids)
@@ -450,7 +459,7 @@ def run_sweep(
             eta = None
             if done and finished_batches >= min(parallel, len(batches)):
                 eta = elapsed / done * (len(todo) - done)
-            progress(SweepProgress(len(todo), done, failed, len(specs) - len(todo), elapsed, eta))
+            progress(SweepProgress(len(todo), done, failed, len(specs) - len(todo), elapsed, eta, dashboard))
 
         report()
         for rows in source:
@@ -506,18 +515,33 @@ def estimate_sweep(
 
     The sample runs in this process (matrix generation included), so the estimate assumes each
     worker is as fast as this one and ignores batching, which only makes the real sweep faster.
+    With ``out``, the sample's rows are stored there like any finished batch (the folder is
+    created if needed): the real sweep into ``out`` skips them, so the estimate costs nothing.
+    ``todo`` and :attr:`SweepEstimate.seconds` count the runs left after the sample.
     """
     cfg = load_config(config)
     specs = expand(cfg, base=base_dir(config))
-    finished: set[str] = set()
-    if out is not None and Path(out).is_dir() and any(Path(out).iterdir()):
-        finished = set(read_results(out, name="out").column("key").to_pylist())
-    todo = [s for s in specs if s.key not in finished]
-    gen = np.random.default_rng(rng)
-    picked = [todo[i] for i in sorted(gen.choice(len(todo), size=min(sample, len(todo)), replace=False))]
-    t0 = clock()
-    for spec in picked:
-        run_batch([spec])
-    per_run = (clock() - t0) / max(len(picked), 1)
+    out_p = Path(out) if out is not None else None
+    if out_p is not None:
+        check_out(out_p)
+    with contextlib.ExitStack() as stack:
+        store = None
+        finished: set[str] = set()
+        if out_p is not None:
+            stack.enter_context(locked(out_p))
+            ids = {s.key: s.fabric_id for s in specs if s.fabric_id is not None}
+            store = Store(out_p, cfg, option_types(specs), force=False, fabric_ids=ids)
+            finished = set(store.finished)
+        todo = [s for s in specs if s.key not in finished]
+        gen = np.random.default_rng(rng)
+        picked = [todo[i] for i in sorted(gen.choice(len(todo), size=min(sample, len(todo)), replace=False))]
+        rows: list[dict[str, Any]] = []
+        t0 = clock()
+        for spec in picked:
+            rows.extend(run_batch([spec], None if store is None else store.types))
+        per_run = (clock() - t0) / max(len(picked), 1)
+        if store is not None and rows:
+            store.write(rows)
     nworkers = workers if workers is not None else (os.cpu_count() or 1)
-    return SweepEstimate(len(specs), len(todo), len(picked), per_run, max(nworkers, 1))
+    left = len(todo) - (len(picked) if store is not None else 0)
+    return SweepEstimate(len(specs), left, len(picked), per_run, max(nworkers, 1))

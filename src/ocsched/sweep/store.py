@@ -106,7 +106,7 @@ def locked(out: Path) -> Iterator[None]:
     try:
         import filelock
     except ImportError:
-        raise OcschedError(missing_extra("Sweeps", "filelock", "sweep")) from None
+        raise OcschedError(missing_extra("Sweeps need filelock", "sweep")) from None
     out.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(out / LOCK)
     try:
