@@ -173,14 +173,24 @@ def circuits_csv(table: dict[str, NDArray[Any]]) -> str:
 
 
 def rows_text(fmt: str, columns: Sequence[NDArray[Any]]) -> str:
+    """Format rows of ``columns`` with ``fmt`` (see :func:`rows_with_offsets`).
+
+    >>> rows_text("%d,%r\\n", [np.array([1, 2]), np.array([0.1, 2.0])])
+    '1,0.1\\n2,2.0\\n'
+    """
+    return rows_with_offsets(fmt, columns)[0]
+
+
+def rows_with_offsets(fmt: str, columns: Sequence[NDArray[Any]]) -> tuple[str, NDArray[np.int64]]:
     """Format rows of ``columns`` with ``fmt`` (one row, fields ``%d``, ``%r`` or ``%s``) in bulk.
 
     ``%r`` of a float is its shortest round-trip text, so floats read back exactly. Each distinct
     value is formatted once (a schedule repeats its times, ports and amounts across its
     circuits); the rows are then assembled as one byte matrix (no Python object per cell).
+    Returns the text and where each row starts in it (and, last, its length).
 
-    >>> rows_text("%d,%r\\n", [np.array([1, 2]), np.array([0.1, 2.0])])
-    '1,0.1\\n2,2.0\\n'
+    >>> rows_with_offsets("%d;", [np.array([7, 10])])
+    ('7;10;', array([0, 2, 5]))
     """
     pieces = fmt.split("%")
     literals = [pieces[0], *(m[1:] for m in pieces[1:])]
@@ -189,7 +199,7 @@ def rows_text(fmt: str, columns: Sequence[NDArray[Any]]) -> str:
         raise ValueError(f"{len(specs)} fields in the format, {len(columns)} columns")
     n = len(columns[0]) if columns else 0
     if n == 0:
-        return ""
+        return "", np.zeros(1, np.int64)
     blocks: list[NDArray[np.uint8]] = []
 
     def literal(text: str) -> None:
@@ -204,8 +214,10 @@ def rows_text(fmt: str, columns: Sequence[NDArray[Any]]) -> str:
         coded = np.char.encode(table, "ascii") if table.dtype.kind == "U" else table
         blocks.append(coded[inv.reshape(-1)].view(np.uint8).reshape(n, -1))
         literal(after)
-    matrix = np.concatenate(blocks, axis=1).ravel()
-    return str(matrix[matrix != 0].tobytes().decode("ascii"))
+    matrix = np.concatenate(blocks, axis=1)
+    lit = matrix != 0
+    offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(lit.sum(axis=1, dtype=np.int64))])
+    return str(matrix[lit].tobytes().decode("ascii")), offsets
 
 
 def _distinct(col: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:

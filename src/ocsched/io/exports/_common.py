@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from numpy.typing import NDArray
 
 from ocsched.errors import InvalidInputError
 from ocsched.io._files import write_atomic
-from ocsched.io.circuits import rows_text, schedule_fabric, served_per_circuit
+from ocsched.io.circuits import rows_text, rows_with_offsets, schedule_fabric, served_per_circuit
 from ocsched.iteration import IterationSchedule
 from ocsched.model import Schedule
 from ocsched.units import TIME_UNITS
@@ -172,6 +173,21 @@ def pairs_json(src: NDArray[np.int64], dst: NDArray[np.int64]) -> str:
 def floats_json(values: NDArray[np.float64]) -> str:
     """A JSON list of floats (shortest round-trip text; non-finite values are refused upstream)."""
     return "[" + ",".join(map(repr, values.tolist())) + "]"
+
+
+def json_lists(item: str, columns: Sequence[NDArray[Any]], cuts: Sequence[int]) -> list[str]:
+    """JSON lists of the rows between consecutive ``cuts``, each row formatted with ``item``
+    (e.g. ``"[%d,%d]"``): one bulk format for every list."""
+    text, off = rows_with_offsets(item + ",", columns)
+    out = []
+    for lo, hi in itertools.pairwise(cuts):
+        out.append("[" + text[off[lo] : off[hi] - 1] + "]" if hi > lo else "[]")
+    return out
+
+
+def config_cuts(fl: Flat) -> list[list[int]]:
+    """Per switch, the flat rows where each configuration's circuits start (and the last ends)."""
+    return [(int(b) + o).tolist() for b, o in zip(fl.base, fl.offsets, strict=True)]
 
 
 def write_bytes(path: Path, payload: bytes, force: bool) -> Path:

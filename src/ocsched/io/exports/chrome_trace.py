@@ -28,10 +28,10 @@ from ocsched.io.exports._common import (
     ExportResult,
     check_schedule,
     check_time_unit,
+    config_cuts,
     flat,
-    floats_json,
     header,
-    pairs_json,
+    json_lists,
     read_json,
     rebuild,
     write_chunks,
@@ -106,6 +106,10 @@ def write_chrome_trace(
     scale = 1e6 / per_unit
     fabric = schedule_fabric(sched)
     table = flat(sched)
+    cuts = [c for per in config_cuts(table) for c in per[:-1]] + [int(table.src.size)]
+    lists = json_lists("[%d,%d]", [table.src, table.dst], cuts)
+    amounts = json_lists("%r", [table.served], cuts)
+    conf_id = 0
 
     def us(t: float) -> float:
         return float(offset_us) + t * scale
@@ -128,8 +132,6 @@ def write_chrome_trace(
         spec = fabric.switches[b]
         events += meta(b, f"switch {b} (delay {spec.delta:.6g}, rate {spec.rate:.6g})", b)
         prev_end = 0.0
-        off = table.offsets[b]
-        row0 = int(table.base[b])
         for k, conf in enumerate(sw):
             dark_from = max(prev_end, conf.start - spec.delta)
             if conf.start > dark_from:
@@ -137,7 +139,6 @@ def write_chrome_trace(
                     f'{{"ph":"X",{cat},"name":"reconfigure","pid":{PID},"tid":{b},'
                     f'"ts":{us(dark_from)!r},"dur":{(conf.start - dark_from) * scale!r},"args":{{}}}}'
                 )
-            lo, hi = row0 + int(off[k]), row0 + int(off[k + 1])
             phase = f',"phase":{int(sched.phase_of[b][k])}' if isinstance(sched, IterationSchedule) else ""
             name = f"configuration {k}"
             if isinstance(sched, IterationSchedule):
@@ -146,9 +147,9 @@ def write_chrome_trace(
                 f'{{"ph":"X",{cat},"name":{json.dumps(name)},"pid":{PID},"tid":{b},'
                 f'"ts":{us(conf.start)!r},"dur":{conf.duration * scale!r},"args":{{"switch":{b},'
                 f'"configuration":{k}{phase},"start":{conf.start!r},"duration":{conf.duration!r},'
-                f'"circuits":{pairs_json(table.src[lo:hi], table.dst[lo:hi])},'
-                f'"served":{floats_json(table.served[lo:hi])}}}}}'
+                f'"circuits":{lists[conf_id]},"served":{amounts[conf_id]}}}}}'
             )
+            conf_id += 1
             prev_end = conf.end
         windows = fabric.windows(b)
         if windows:

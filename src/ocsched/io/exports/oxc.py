@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ocsched.errors import InvalidInputError
 from ocsched.io.circuits import schedule_fabric
 from ocsched.io.exports._common import (
@@ -23,7 +25,7 @@ from ocsched.io.exports._common import (
     ExportResult,
     check_schedule,
     header,
-    pairs_json,
+    json_lists,
     read_json,
     rebuild,
     write_chunks,
@@ -55,26 +57,35 @@ def write_oxc_orders(
     sched = check_schedule(schedule)
     fabric = schedule_fabric(sched)
     total = 0
-    items: list[tuple[float, int, int, str]] = []
+    boundaries: list[tuple[int, int, float, float]] = []
+    deleted, added = [], []
     for b, sw in enumerate(sched.switches):
         delta = fabric.switches[b].delta
         previous = None
         for k, conf in enumerate(sw):
             d = changes(previous, conf)
             total += d.total
-            phase = f'"phase":{int(sched.phase_of[b][k])},' if isinstance(sched, IterationSchedule) else ""
-            time = conf.start - delta
-            items.append(
-                (
-                    time,
-                    b,
-                    k,
-                    f'{{"switch":{b},"configuration":{k},{phase}"time":{time!r},"ready":{conf.start!r},'
-                    f'"delete":{pairs_json(d.deleted[:, 0], d.deleted[:, 1])},'
-                    f'"add":{pairs_json(d.added[:, 0], d.added[:, 1])}}}',
-                )
-            )
+            deleted.append(d.deleted)
+            added.append(d.added)
+            boundaries.append((b, k, conf.start - delta, conf.start))
             previous = conf
+    texts = []
+    for parts in (deleted, added):
+        rows = np.concatenate([np.zeros((0, 2), np.int64), *parts])
+        cuts = np.concatenate([[0], np.cumsum([p.shape[0] for p in parts], dtype=np.int64)]).tolist()
+        texts.append(json_lists("[%d,%d]", [rows[:, 0], rows[:, 1]], cuts))
+    items: list[tuple[float, int, int, str]] = []
+    for g, (b, k, time, ready) in enumerate(boundaries):
+        phase = f'"phase":{int(sched.phase_of[b][k])},' if isinstance(sched, IterationSchedule) else ""
+        items.append(
+            (
+                time,
+                b,
+                k,
+                f'{{"switch":{b},"configuration":{k},{phase}"time":{time!r},"ready":{ready!r},'
+                f'"delete":{texts[0][g]},"add":{texts[1][g]}}}',
+            )
+        )
     items.sort(key=lambda x: x[:3])
     chunks = [f'{{"format":"{FORMAT}","version":1,"recourse":{total},"orders":[\n']
     chunks.append(",\n".join(x[3] for x in items))

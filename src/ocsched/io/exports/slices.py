@@ -43,6 +43,7 @@ from ocsched.io.exports._common import (
     sidecar_path,
 )
 from ocsched.iteration import Iteration, IterationSchedule, Phase
+from ocsched.model import as_demand
 from ocsched.sequence.validate import validate_any
 
 __all__ = ["FIT_METHODS", "fit_to_grid", "read_slices", "write_slices"]
@@ -58,8 +59,11 @@ def _slices(x: float, t: float) -> int:
     return max(0, math.ceil(q - _EPS * max(1.0, q)))
 
 
-def _required(sched: AnySchedule, fl: Any) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Per circuit its entry key (phase, src, dst), and per key what the schedule credits it."""
+def _required(
+    sched: AnySchedule, fl: Any, demand: Any = None
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Per circuit its entry key (phase, src, dst), and per key what it must get: the demand when
+    given (the pieces' slack: what the schedule serves beyond it), else what the schedule credits."""
     n = sched.ports
     phase = np.zeros(fl.src.size, np.int64)
     if isinstance(sched, IterationSchedule):
@@ -71,17 +75,33 @@ def _required(sched: AnySchedule, fl: Any) -> tuple[NDArray[np.int64], NDArray[n
     uniq, inv = np.unique(key, return_inverse=True)
     need = np.zeros(uniq.size)
     np.add.at(need, inv, fl.served)
+    if demand is not None:
+        dense = _dense_demand(sched, demand)
+        need = np.minimum(need, dense[uniq])  # never more than the schedule itself credits
     need[(uniq % n) == (uniq // n) % n] = 0.0  # a port's circuit to itself serves nothing
     return inv.astype(np.int64), need
 
 
-def _counts(sched: AnySchedule, fl: Any, t: float, method: str) -> list[NDArray[np.int64]]:
+def _dense_demand(sched: AnySchedule, demand: Any) -> NDArray[np.float64]:
+    """The demand as a flat array indexed by (phase * n + src) * n + dst."""
+    n = sched.ports
+    if isinstance(sched, IterationSchedule):
+        if not isinstance(demand, Iteration) or len(demand.phases) != len(sched.gaps) or demand.n != n:
+            raise InvalidInputError("`demand` of an iteration schedule must be its Iteration")
+        return np.concatenate([np.asarray(p.demand.to_dense(), np.float64).ravel() for p in demand.phases])
+    dense = np.asarray(as_demand(demand).to_dense(), np.float64)
+    if dense.shape != (n, n):
+        raise InvalidInputError(f"`demand` must be {n} x {n} like the schedule; got {dense.shape}")
+    return dense.ravel()
+
+
+def _counts(sched: AnySchedule, fl: Any, t: float, method: str, demand: Any) -> list[NDArray[np.int64]]:
     """Slices per configuration: every entry keeps at least its credit (see the module notes)."""
     fabric = schedule_fabric(sched)
     ups = [np.array([_slices(c.duration, t) for c in sw], np.int64) for sw in sched.switches]
     if method == "round-up":
         return ups
-    inv, need = _required(sched, fl)
+    inv, need = _required(sched, fl, demand)
     x = [np.array([math.floor(c.duration / t + _EPS) for c in sw], np.int64) for sw in sched.switches]
     x = [np.minimum(a, u) for a, u in zip(x, ups, strict=True)]
     got = np.zeros(need.size)
@@ -163,13 +183,16 @@ def _lay_out(
 
 
 def fit_to_grid(
-    schedule: AnySchedule, slice_length: float, *, method: str = "fit"
+    schedule: AnySchedule, slice_length: float, *, method: str = "fit", demand: Any = None
 ) -> tuple[AnySchedule, dict[str, Any]]:
     """Return ``schedule`` fitted to slices of ``slice_length`` and a report (see the module notes).
 
     Every configuration starts and ends on a slice boundary and every entry is credited at least
-    what ``schedule`` credits it. ``report``: ``quantization_loss`` (grid makespan / makespan - 1),
-    ``slices``, ``dark_slices`` (per switch), ``dropped`` (configurations left with no slice).
+    what ``schedule`` credits it, or, given the ``demand`` it was built for (a matrix, or the
+    :class:`~ocsched.iteration.Iteration` of an iteration schedule), at least that demand: the
+    schedule's over-service is slack the grid may take back. ``report``: ``quantization_loss``
+    (grid makespan / makespan - 1), ``slices``, ``dark_slices`` (per switch), ``dropped``
+    (configurations left with no slice).
 
     Raises
     ------
@@ -192,18 +215,19 @@ def fit_to_grid(
         raise InvalidInputError(f"`method` must be one of {', '.join(FIT_METHODS)}; got {method!r}")
     t = float(slice_length)
     fl = flat(sched)
-    inv, need = _required(sched, fl)
+    inv, need = _required(sched, fl, demand)
     attempts = [(method, False), ("round-up", True)] if method == "fit" else [(method, False), (method, True)]
     reason = ""
     for how, anchored in attempts:
-        x = _counts(sched, fl, t, how)
+        x = _counts(sched, fl, t, how, demand)
         try:
             placed, dark = _lay_out(sched, fl, t, x, anchored)
         except InvalidInputError as exc:
             reason = str(exc)
             continue
         fitted = _build(sched, fl, t, placed)
-        if validate_any(fitted, _demand(sched, inv, need, fl)).ok:
+        target = demand if demand is not None else _demand(sched, inv, need, fl)
+        if validate_any(fitted, target).ok:
             span = sched.makespan
             grid = fitted.makespan
             report = {
@@ -277,6 +301,7 @@ def write_slices(
     *,
     slice_length: float,
     method: str = "fit",
+    demand: Any = None,
     time_unit: str = "s",
     force: bool = False,
 ) -> ExportResult:
@@ -295,7 +320,7 @@ def write_slices(
     """
     sched = check_schedule(schedule)
     per_unit = check_time_unit(time_unit)
-    fitted, report = fit_to_grid(sched, slice_length, method=method)
+    fitted, report = fit_to_grid(sched, slice_length, method=method, demand=demand)
     t = float(slice_length)
     n, s = sched.ports, len(sched.switches)
     fabric = schedule_fabric(sched)
