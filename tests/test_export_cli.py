@@ -78,3 +78,26 @@ def test_slices_with_the_demand_never_lose_more() -> None:
     _, b = fit_to_grid(sched, 0.025)
     assert validate(with_demand, d).ok
     assert a["quantization_loss"] <= b["quantization_loss"] + 1e-12
+
+
+def test_slices_take_the_demand_file(sched_file: Path, tmp_path: Path) -> None:
+    np.save(tmp_path / "d.npy", D)
+    out = tmp_path / "g.txt"
+    res = run(
+        "export", sched_file, "-f", "slices", "--slice", "0.05", "--demand", tmp_path / "d.npy", "-o", out
+    )
+    assert res.exit_code == 0, res.output
+    assert validate(io.read_export(out, format="slices"), D).ok
+    bad = run(
+        "export",
+        sched_file,
+        "-f",
+        "slices",
+        "--slice",
+        "0.05",
+        "--demand",
+        tmp_path / "no.npy",
+        "-o",
+        tmp_path / "h.txt",
+    )
+    assert bad.exit_code == 2 and "--demand" in bad.stderr

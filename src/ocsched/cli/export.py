@@ -54,6 +54,12 @@ def export_cmd(
         str,
         typer.Option("--method", help="slices: 'fit' the grid (default) or 'round-up' each configuration."),
     ] = "fit",
+    demand_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--demand", help="slices: the demand (or iteration) the schedule serves; its slack helps the fit."
+        ),
+    ] = None,
     link_rate: Annotated[
         str | None,
         typer.Option("--link-rate", help="astra-sim: one link's rate, e.g. 400Gbps (sizes in bytes)."),
@@ -66,13 +72,20 @@ def export_cmd(
     credits it. slices needs --slice; astra-sim needs --link-rate.
     """
     from ocsched import io
+    from ocsched.iteration import IterationSchedule
 
     name = ALIASES.get(fmt, fmt)
     options: dict[str, Any] = {}
-    given = {"--time-unit": time_unit, "--merge": merge, "--slice": slice_length, "--link-rate": link_rate}
+    given = {
+        "--time-unit": time_unit,
+        "--merge": merge,
+        "--slice": slice_length,
+        "--demand": demand_file,
+        "--link-rate": link_rate,
+    }
     takes = {
         "chrome-trace": {"--time-unit", "--merge"},
-        "slices": {"--time-unit", "--slice"},
+        "slices": {"--time-unit", "--slice", "--demand"},
         "astra-sim": {"--time-unit", "--link-rate"},
     }.get(name, set())
     for flag, value in given.items():
@@ -98,6 +111,9 @@ def export_cmd(
     if out is not None and EXPORTERS[name].extension:
         io.check_writable(out, force=force, name="--out")
     sched = io.read_any_schedule(schedule_file)
+    if demand_file is not None:
+        iteration = isinstance(sched, IterationSchedule)
+        options["demand"] = (io.read_iteration if iteration else io.read_demand)(demand_file, name="--demand")
     if out is None:
         typer.echo(io.circuits_csv(io.circuit_table(sched)), nl=False)
         return
