@@ -19,6 +19,7 @@ or -1 while dark. ``<file>.ocsched.json`` holds the fitted schedule's header.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -43,7 +44,7 @@ from ocsched.io.exports._common import (
     sidecar_path,
 )
 from ocsched.iteration import Iteration, IterationSchedule, Phase
-from ocsched.model import as_demand
+from ocsched.model import Configuration, as_demand
 from ocsched.sequence.validate import validate_any
 
 __all__ = ["FIT_METHODS", "fit_to_grid", "read_slices", "write_slices"]
@@ -275,24 +276,22 @@ def _demand(sched: AnySchedule, inv: NDArray[np.int64], need: NDArray[np.float64
 
 
 def _build(sched: AnySchedule, fl: Any, t: float, placed: list[list[tuple[int, int, int]]]) -> AnySchedule:
-    head = header(sched)
-    circuits = []
-    for b, entry in enumerate(head["switches"]):
-        keep = placed[b]
-        entry["starts"] = [st * t for _, st, _ in keep]
-        entry["durations"] = [m * t for _, _, m in keep]
-        entry["sizes"] = [int(entry["sizes"][k]) for k, _, _ in keep]
-        if "phases" in entry:
-            entry["phases"] = [int(entry["phases"][k]) for k, _, _ in keep]
+    """The schedule with its kept configurations at their grid times (same circuits, same fabric)."""
+    switches = []
+    for b, keep in enumerate(placed):
         confs = []
-        for k, _, _ in keep:
+        for k, st, m in keep:
             lo = int(fl.base[b] + fl.offsets[b][k])
             hi = int(fl.base[b] + fl.offsets[b][k + 1])
-            confs.append(np.stack([fl.src[lo:hi], fl.dst[lo:hi]], axis=1))
-        circuits.append(confs)
-    head.setdefault("meta", {})
-    head["meta"] = {**head["meta"], "slice_length": t}
-    return rebuild(head, circuits, "grid")
+            confs.append(Configuration.sparse(st * t, m * t, fl.src[lo:hi], fl.dst[lo:hi], ports=sched.ports))
+        switches.append(tuple(confs))
+    meta = {**sched.meta, "slice_length": t}
+    if isinstance(sched, IterationSchedule):
+        phase_of = tuple(
+            tuple(int(sched.phase_of[b][k]) for k, _, _ in keep) for b, keep in enumerate(placed)
+        )
+        return dataclasses.replace(sched, switches=tuple(switches), phase_of=phase_of, meta=meta)
+    return dataclasses.replace(sched, switches=tuple(switches), meta=meta)
 
 
 def write_slices(
