@@ -66,10 +66,16 @@ from ocsched.io.trace import read_trace as read_coflow_trace
 from ocsched.io import traces as traces
 from ocsched.io.traces import read_trace
 
+# isort: split
+# Last: the exporters build on the circuit table and the trace codec.
+from ocsched.io import exports as exports
+from ocsched.io.exports import EXPORTERS, export, read_export
+
 __all__ = [
     "CIRCUIT_COLUMNS",
     "CIRCUIT_FORMATS",
     "DEMAND_SUFFIXES",
+    "EXPORTERS",
     "GAPS_FILE",
     "MAX_DENSE_ELEMENTS",
     "MAX_DENSE_PORTS",
@@ -81,12 +87,14 @@ __all__ = [
     "circuit_table",
     "circuits_csv",
     "demand_csv",
+    "export",
     "generate",
     "is_iteration",
     "read_any_schedule",
     "read_coflow_trace",
     "read_demand",
     "read_demand_named",
+    "read_export",
     "read_iteration",
     "read_iteration_schedule",
     "read_schedule",

@@ -53,9 +53,11 @@ def served_per_circuit(
 ) -> list[NDArray[np.float64]]:
     """Return, per configuration of ``switch``, the demand each circuit serves (in its circuit order).
 
-    Served is the switch's rate times the time the circuit is lit (:func:`ocsched.timing.held_times`):
-    the configuration's duration, plus, under the partial model, the gap before it for a circuit
-    kept from the previous configuration.
+    Served is the switch's rate times the time the circuit is credited with
+    (:func:`ocsched.timing.held_times`, the function the validator uses): the configuration's
+    duration, plus, under the partial model, the gap before it for a circuit kept from the
+    previous configuration; time lit while the switch is down or the circuit's link has failed
+    is not credited.
     """
     rate = fabric.switches[switch].rate
     tuples = []
@@ -63,7 +65,9 @@ def served_per_circuit(
         ins, outs = c.circuit_arrays()
         keep = outs >= 0
         tuples.append((c.start, c.duration, ins[keep], outs[keep]))
-    held = held_times(tuples, model=fabric.model, windows=fabric.windows(switch))
+    held = held_times(
+        tuples, model=fabric.model, windows=fabric.windows(switch), failed_ports=fabric.failed_ports(switch)
+    )
     return [rate * h for h in held]
 
 
@@ -96,22 +100,27 @@ def circuit_table(schedule: Schedule | IterationSchedule) -> dict[str, NDArray[A
     fabric = schedule_fabric(schedule)
     iteration = isinstance(schedule, IterationSchedule)
     keys = [*CIRCUIT_COLUMNS, PHASE_COLUMN] if iteration else list(CIRCUIT_COLUMNS)
-    cols: dict[str, list[Any]] = {k: [] for k in keys}
+    parts: dict[str, list[NDArray[Any]]] = {k: [] for k in keys}
     for b, sw in enumerate(schedule.switches):
+        if not sw:
+            continue
         served = served_per_circuit(sw, fabric, b)
-        phases = schedule.phase_of[b] if isinstance(schedule, IterationSchedule) else [0] * len(sw)
-        for c, amounts, k in zip(sw, served, phases, strict=True):
-            circuits = c.circuits
-            cols["switch"] += [b] * len(circuits)
-            cols["start"] += [c.start] * len(circuits)
-            cols["end"] += [c.end] * len(circuits)
-            cols["src"] += [i for i, _ in circuits]
-            cols["dst"] += [j for _, j in circuits]
-            cols["served"] += amounts.tolist()
-            if iteration:
-                cols[PHASE_COLUMN] += [k] * len(circuits)
+        arrays = [c.circuit_arrays() for c in sw]
+        lit = [j >= 0 for _, j in arrays]
+        sizes = np.array([int(m.sum()) for m in lit], dtype=np.int64)
+        parts["switch"].append(np.full(int(sizes.sum()), b, dtype=np.int64))
+        parts["start"].append(np.repeat(np.array([c.start for c in sw], dtype=np.float64), sizes))
+        parts["end"].append(np.repeat(np.array([c.end for c in sw], dtype=np.float64), sizes))
+        parts["src"].append(np.concatenate([i[m] for (i, _), m in zip(arrays, lit, strict=True)]))
+        parts["dst"].append(np.concatenate([j[m] for (_, j), m in zip(arrays, lit, strict=True)]))
+        parts["served"].append(np.concatenate(served))
+        if isinstance(schedule, IterationSchedule):
+            parts[PHASE_COLUMN].append(np.repeat(np.asarray(schedule.phase_of[b], dtype=np.int64), sizes))
     out: dict[str, NDArray[Any]] = {
-        k: np.asarray(v, dtype=np.int64 if k in _INT_COLUMNS else np.float64) for k, v in cols.items()
+        k: np.concatenate([np.zeros(0, np.int64 if k in _INT_COLUMNS else np.float64), *v]).astype(
+            np.int64 if k in _INT_COLUMNS else np.float64
+        )
+        for k, v in parts.items()
     }
     names = schedule.meta.get("port_names")
     if isinstance(names, list) and len(names) == schedule.ports:
@@ -156,7 +165,72 @@ def circuits_csv(table: dict[str, NDArray[Any]]) -> str:
         return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(ch in text for ch in ',"\n') else text
 
     keys = list(table)
-    lines = [",".join(keys)]
+    head = ",".join(keys) + "\n"
+    if all(table[k].dtype.kind in "if" for k in keys):  # numbers only: format in bulk
+        fmt = ",".join("%r" if table[k].dtype.kind == "f" else "%d" for k in keys) + "\n"
+        return head + rows_text(fmt, [table[k] for k in keys])
     rows = len(table[keys[0]]) if keys else 0
-    lines += [",".join(cell(table[k][r]) for k in keys) for r in range(rows)]
-    return "\n".join(lines) + "\n"
+    return head + "".join(",".join(cell(table[k][r]) for k in keys) + "\n" for r in range(rows))
+
+
+def rows_text(fmt: str, columns: Sequence[NDArray[Any]]) -> str:
+    """Format rows of ``columns`` with ``fmt`` (see :func:`rows_with_offsets`).
+
+    >>> rows_text("%d,%r\\n", [np.array([1, 2]), np.array([0.1, 2.0])])
+    '1,0.1\\n2,2.0\\n'
+    """
+    return rows_with_offsets(fmt, columns)[0]
+
+
+def rows_with_offsets(fmt: str, columns: Sequence[NDArray[Any]]) -> tuple[str, NDArray[np.int64]]:
+    """Format rows of ``columns`` with ``fmt`` (one row, fields ``%d``, ``%r`` or ``%s``) in bulk.
+
+    ``%r`` of a float is its shortest round-trip text, so floats read back exactly. Each distinct
+    value is formatted once (a schedule repeats its times, ports and amounts across its
+    circuits); the rows are then assembled as one byte matrix (no Python object per cell).
+    Returns the text and where each row starts in it (and, last, its length).
+
+    >>> rows_with_offsets("%d;", [np.array([7, 10])])
+    ('7;10;', array([0, 2, 5]))
+    """
+    pieces = fmt.split("%")
+    literals = [pieces[0], *(m[1:] for m in pieces[1:])]
+    specs = [m[0] for m in pieces[1:]]
+    if len(specs) != len(columns):
+        raise ValueError(f"{len(specs)} fields in the format, {len(columns)} columns")
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return "", np.zeros(1, np.int64)
+    blocks: list[NDArray[np.uint8]] = []
+
+    def literal(text: str) -> None:
+        if text:
+            raw = np.frombuffer(text.encode(), dtype=np.uint8)
+            blocks.append(np.broadcast_to(raw, (n, raw.size)))
+
+    literal(literals[0])
+    for spec, col, after in zip(specs, columns, literals[1:], strict=True):
+        values, inv = _distinct(np.asarray(col))
+        table = np.array([("%" + spec) % v for v in values.tolist()])
+        coded = np.char.encode(table, "ascii") if table.dtype.kind == "U" else table
+        blocks.append(coded[inv.reshape(-1)].view(np.uint8).reshape(n, -1))
+        literal(after)
+    matrix = np.concatenate(blocks, axis=1)
+    lit = matrix != 0
+    offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(lit.sum(axis=1, dtype=np.int64))])
+    return str(matrix[lit].tobytes().decode("ascii")), offsets
+
+
+def _distinct(col: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """``values, index`` with ``values[index] == col``, without a sort where it can: small
+    integer ranges index a table, other columns are cut into runs of equal values."""
+    if col.dtype.kind in "iu" and col.size:
+        lo, hi = int(col.min()), int(col.max())
+        if hi - lo <= 4 * col.size + 1024:
+            return np.arange(lo, hi + 1, dtype=np.int64), (col - lo).astype(np.int64)
+    if not col.size:
+        return col, np.zeros(0, np.int64)
+    new = np.empty(col.size, dtype=bool)
+    new[0] = True
+    np.not_equal(col[1:], col[:-1], out=new[1:])
+    return col[new], np.cumsum(new, dtype=np.int64) - 1
