@@ -90,3 +90,16 @@ def test_compile_said_once_and_kept_out_of_run_time(tmp_path: Path) -> None:
         [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
     )
     assert "compiling" not in again.stderr
+
+
+def test_public_functions_are_not_their_submodules() -> None:
+    # ocsched.validate and ocsched.reschedule name functions and modules: importing the modules
+    # later (lazily) must not put the modules in the functions' place.
+    import importlib
+
+    import ocsched
+
+    importlib.import_module("ocsched.validate")
+    importlib.import_module("ocsched.reschedule")
+    assert callable(ocsched.validate) and ocsched.validate.__name__ == "validate_any"
+    assert callable(ocsched.reschedule) and ocsched.reschedule.__name__ == "reschedule"
