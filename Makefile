@@ -23,7 +23,7 @@ setup: $(BIN)/ocsched
 demo: setup
 	$(BIN)/ocsched demo
 
-test: setup lint typecheck layers pytest docs
+test: setup lint typecheck layers pytest nojit docs
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks docs/hooks
@@ -38,9 +38,9 @@ layers: setup
 pytest: setup
 	$(BIN)/pytest -q -n 2
 
-# The kernels' plain-Python path (numba off): the interpreted and compiled paths agree.
+# The kernels' plain-Python path (numba off; about 10 s CPU): interpreted kernels, light imports.
 nojit: setup
-	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -n 0 -p no:randomly tests/test_kernels.py tests/test_assign.py
+	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -n 0 -p no:randomly tests/test_kernels.py tests/test_cold_start.py
 
 # NO_MKDOCS_2_WARNING: silence mkdocs-material's banner about its successor (not a build warning).
 docs: setup
