@@ -103,3 +103,14 @@ def test_public_functions_are_not_their_submodules() -> None:
     importlib.import_module("ocsched.reschedule")
     assert callable(ocsched.validate) and ocsched.validate.__name__ == "validate_any"
     assert callable(ocsched.reschedule) and ocsched.reschedule.__name__ == "reschedule"
+
+
+@pytest.mark.slow
+def test_warmup_command_runs_every_kernel_path(tmp_path: Path) -> None:
+    # With numba off the warm-up runs the same calls interpreted and compiles nothing.
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    code = "import sys; from ocsched.cli import main; sys.argv = ['ocsched', 'warmup']; main()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("0 of ") and "disabled" in out.stdout, out.stdout
+    assert int(out.stdout.split()[2]) >= 20  # the kernels of every module it touched
