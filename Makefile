@@ -13,14 +13,14 @@ $(BIN)/ocsched: pyproject.toml
 	# The official Chakra schema (generated et_def_pb2) for the trace tests; --no-deps: its own
 	# dependency tree (HTA, graphviz, ...) is not needed to read the schema.
 	$(BIN)/python -m pip install -q --no-deps mlc-chakra
-	# Compile every numba kernel once into the cache (src/ocsched/__pycache__/numba): no
-	# later run waits for a compile.
-	$(BIN)/ocsched warmup
 	touch $@
 
 setup: $(BIN)/ocsched
 
+# warmup: compile every numba kernel once into the cache (src/ocsched/__pycache__/numba), so
+# that no later run waits for a compile (quick once cached). Not in `make test`: CI's time.
 demo: setup
+	$(BIN)/ocsched warmup
 	$(BIN)/ocsched demo
 
 test: setup lint typecheck layers pytest nojit docs

@@ -1,4 +1,4 @@
-"""Compile every kernel once, ahead of the first real run (``ocsched warmup``, ``make setup``).
+"""Compile every kernel once, ahead of the first real run (``ocsched warmup``, ``make demo``).
 
 Small calls run interpreted and need no compile (:mod:`ocsched._jit`); a large one compiles
 the kernels it uses, once per machine, into numba's on-disk cache. :func:`warmup` compiles them

@@ -15,7 +15,7 @@ def warmup_cmd() -> None:
     """Compile every numba kernel once into the on-disk cache (for clusters and Dask workers).
 
     Small inputs never need the compiled kernels; a large first run would otherwise compile
-    the ones it uses (seconds). Run once per machine or image; `make setup` does.
+    the ones it uses (seconds). Run once per machine or image; `make demo` does.
 
     Example: ocsched warmup
     """
