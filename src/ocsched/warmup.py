@@ -44,7 +44,8 @@ def warmup() -> WarmupReport:
     Returns
     -------
     WarmupReport
-        ``compiled`` counts the kernels now compiled in this process (0 without numba or with
+        ``compiled`` counts the kernels called from Python now compiled in this process (the
+        kernels they call are compiled into them; 0 without numba or with
         ``NUMBA_DISABLE_JIT``); ``seconds`` the compile and cache-load time.
 
     Examples

@@ -23,4 +23,7 @@ def warmup_cmd() -> None:
 
     rep = warmup()
     where = f" in {rep.cache}" if rep.cache is not None else " (numba missing or disabled)"
-    typer.echo(f"{rep.compiled} of {rep.kernels} kernels compiled or loaded in {rep.seconds:.1f} s{where}")
+    typer.echo(
+        f"{rep.compiled} entry kernels (with the kernels they call, of {rep.kernels}) "
+        f"compiled or loaded in {rep.seconds:.1f} s{where}"
+    )
