@@ -13,17 +13,17 @@ $(BIN)/ocsched: pyproject.toml
 	# The official Chakra schema (generated et_def_pb2) for the trace tests; --no-deps: its own
 	# dependency tree (HTA, graphviz, ...) is not needed to read the schema.
 	$(BIN)/python -m pip install -q --no-deps mlc-chakra
-	# Compile every numba kernel once into the cache (src/ocsched/__pycache__/numba): no
-	# later run waits for a compile.
-	$(BIN)/ocsched warmup
 	touch $@
 
 setup: $(BIN)/ocsched
 
+# warmup: compile every numba kernel once into the cache (src/ocsched/__pycache__/numba), so
+# that no later run waits for a compile (quick once cached). Not in `make test`: CI's time.
 demo: setup
+	$(BIN)/ocsched warmup
 	$(BIN)/ocsched demo
 
-test: setup lint typecheck layers pytest docs
+test: setup lint typecheck layers pytest nojit docs
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks docs/hooks
@@ -38,9 +38,9 @@ layers: setup
 pytest: setup
 	$(BIN)/pytest -q -n 2
 
-# The kernels' plain-Python path (numba off): the interpreted and compiled paths agree.
+# The kernels' plain-Python path (numba off; about 10 s CPU): interpreted kernels, light imports.
 nojit: setup
-	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -n 0 -p no:randomly tests/test_kernels.py tests/test_assign.py
+	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -n 0 -p no:randomly tests/test_kernels.py tests/test_cold_start.py
 
 # NO_MKDOCS_2_WARNING: silence mkdocs-material's banner about its successor (not a build warning).
 docs: setup

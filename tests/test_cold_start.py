@@ -90,3 +90,27 @@ def test_compile_said_once_and_kept_out_of_run_time(tmp_path: Path) -> None:
         [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
     )
     assert "compiling" not in again.stderr
+
+
+def test_public_functions_are_not_their_submodules() -> None:
+    # ocsched.validate and ocsched.reschedule name functions and modules: importing the modules
+    # later (lazily) must not put the modules in the functions' place.
+    import importlib
+
+    import ocsched
+
+    importlib.import_module("ocsched.validate")
+    importlib.import_module("ocsched.reschedule")
+    assert callable(ocsched.validate) and ocsched.validate.__name__ == "validate_any"
+    assert callable(ocsched.reschedule) and ocsched.reschedule.__name__ == "reschedule"
+
+
+@pytest.mark.slow
+def test_warmup_command_runs_every_kernel_path(tmp_path: Path) -> None:
+    # With numba off the warm-up runs the same calls interpreted and compiles nothing.
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    code = "import sys; from ocsched.cli import main; sys.argv = ['ocsched', 'warmup']; main()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("0 entry kernels") and "disabled" in out.stdout, out.stdout
+    assert int(out.stdout.split("of ")[1].split(")")[0]) >= 20  # every kernel module imported

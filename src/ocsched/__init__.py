@@ -52,7 +52,6 @@ _LAZY = {
     "plan": ("ocsched.online", "plan"),
     "LinkFailure": ("ocsched.reschedule", "LinkFailure"),
     "SwitchFailure": ("ocsched.reschedule", "SwitchFailure"),
-    "reschedule": ("ocsched.reschedule", "reschedule"),
     "SCHEDULERS": ("ocsched.schedulers", "SCHEDULERS"),
     "algorithms": ("ocsched.schedulers", "algorithms"),
     "schedule": ("ocsched.schedulers", "schedule"),
@@ -71,29 +70,34 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-class _Package(types.ModuleType):
-    """The package's type: ``ocsched.validate`` is the function, never the submodule.
+def _shadowing(name: str, module: str, attr: str) -> property:
+    """A package attribute that names a function, never the submodule of the same name.
 
     The import system binds a submodule to its package's attribute when it is first imported,
     which with lazy imports may happen at any time: the setter ignores that binding.
     """
 
-    @property
-    def validate(self) -> Any:
-        from ocsched.sequence.validate import validate_any
+    def get(self: types.ModuleType) -> Any:
+        return getattr(importlib.import_module(module), attr)
 
-        return validate_any
-
-    @validate.setter
-    def validate(self, value: Any) -> None:
+    def ignore(self: types.ModuleType, value: Any) -> None:
         pass
+
+    return property(get, ignore)
+
+
+class _Package(types.ModuleType):
+    """The package's type: ``ocsched.validate`` and ``ocsched.reschedule`` are the functions."""
+
+    validate = _shadowing("validate", "ocsched.sequence.validate", "validate_any")
+    reschedule = _shadowing("reschedule", "ocsched.reschedule", "reschedule")
 
 
 sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "validate"})
+    return sorted({*globals(), *_LAZY, "validate", "reschedule"})
 
 
 __all__ = [

@@ -23,9 +23,13 @@ FloatArray = NDArray[np.float64]
 
 @jit
 def _row_hash(row: IntArray) -> int:
+    """A hash of a permutation row: only a filter, rows with equal hashes are compared in full.
+
+    Kept below 2**31 (mod a prime), so that no step overflows: interpreted, numpy would warn.
+    """
     h = 0
     for x in row:
-        h = h * 1000003 + x  # wraps around in 64 bits: only a filter, rows are compared in full
+        h = (h * 1000003 + x + 1) % 2147483647
     return h
 
 

@@ -15,7 +15,7 @@ def warmup_cmd() -> None:
     """Compile every numba kernel once into the on-disk cache (for clusters and Dask workers).
 
     Small inputs never need the compiled kernels; a large first run would otherwise compile
-    the ones it uses (seconds). Run once per machine or image; `make setup` does.
+    the ones it uses (seconds). Run once per machine or image; `make demo` does.
 
     Example: ocsched warmup
     """
@@ -23,4 +23,7 @@ def warmup_cmd() -> None:
 
     rep = warmup()
     where = f" in {rep.cache}" if rep.cache is not None else " (numba missing or disabled)"
-    typer.echo(f"{rep.compiled} of {rep.kernels} kernels compiled or loaded in {rep.seconds:.1f} s{where}")
+    typer.echo(
+        f"{rep.compiled} entry kernels (with the kernels they call, of {rep.kernels}) "
+        f"compiled or loaded in {rep.seconds:.1f} s{where}"
+    )
