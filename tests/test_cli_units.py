@@ -166,3 +166,19 @@ def test_summary_echoes_the_fabric_file(d3: Path, tmp_path: Path) -> None:
     assert got["down"] == ["switch 1 0.5..0.7"] and got["failed_links"] == ["port 2 switch 0 from 0"]
     human = run("schedule", d3, "--fabric", f).stdout
     assert "failed links" in human and "switch 1 0.5..0.7" in human and "rates" in human
+
+
+def test_a_demand_that_looks_like_bytes_gets_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def warned(*args: str | Path) -> bool:
+        caplog.clear()
+        assert run("bound", *args, "-s", "1", "-d", "0.1").exit_code == 0
+        return any("--link-rate" in r.getMessage() for r in caplog.records)
+
+    np.save(tmp_path / "bytes.npy", np.round(D3 * 1e7))
+    assert warned(tmp_path / "bytes.npy")
+    assert not warned(tmp_path / "bytes.npy", "--unit", "s")  # the unit was said
+    assert not warned(tmp_path / "bytes.npy", "--quiet")
+    np.save(tmp_path / "times.npy", D3 * 1e-3)
+    assert not warned(tmp_path / "times.npy")

@@ -6,12 +6,20 @@ here by name, so the app is complete as soon as this package is.
 
 from __future__ import annotations
 
-from ocsched.cli import core, exact, export, sweep, traces, workloads
+from ocsched.cli import core, evaluate, exact, export, sweep, traces, workloads
 from ocsched.cli._app import app
 
 __all__ = ["app", "main"]
 
-_COMMAND_MODULES = (core, exact, export, sweep, traces, workloads)  # imported for their @app.command()s
+_COMMAND_MODULES = (
+    core,
+    evaluate,
+    exact,
+    export,
+    sweep,
+    traces,
+    workloads,
+)  # imported for their @app.command()s
 
 
 def main() -> None:
