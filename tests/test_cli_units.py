@@ -117,6 +117,9 @@ def test_columns_option_and_the_error_listing_columns(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "'count'" in res.stderr and "--columns" in res.stderr
     res = run("bound", p, "-s", "1", "-d", "0", "--columns", "a,b")
     assert res.exit_code == 2 and "SRC,DST,VALUE" in res.stderr
+    np.save(tmp_path / "d.npy", D3)
+    res = run("bound", tmp_path / "d.npy", "-s", "1", "-d", "0", "--columns", "a,b,c")
+    assert res.exit_code == 2 and "`--columns`" in res.stderr
 
 
 def _phases(folder: Path, names: list[str]) -> None:

@@ -209,6 +209,8 @@ def read_input(path: Path, u: Units, columns: str | None = None) -> tuple[Demand
     """Read DEMAND (``-``: stdin) with ``--columns``, in the time unit of ``u``."""
     from ocsched import io
 
+    if columns is not None and path.suffix.lower() != ".csv":
+        raise InvalidInputError(f"`--columns` applies to long-form .csv demands; got {path}")
     dem, names = io.read_demand_named(path, columns=column_names(columns))
     if u.unit is None:
         _warn_if_bytes(dem)
