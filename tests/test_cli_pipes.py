@@ -154,3 +154,16 @@ def test_spool_tells_formats_apart() -> None:
     assert spool_stdin(stream=stdio.BytesIO(buf.getvalue())).suffix == ".npy"
     assert spool_stdin(stream=stdio.BytesIO(b" [[0, 1], [1, 0]]")).suffix == ".json"
     assert spool_stdin(stream=stdio.BytesIO(b"0,1\n1,0\n")).suffix == ".csv"
+
+
+def test_a_schedule_piped_into_validate_and_export(tmp_path: Path) -> None:
+    d = _save(tmp_path, "d.npy")
+    text = run("schedule", d, "-s", "2", "-d", "0.5", "-o", "-").stdout
+    res = run_in(text, "validate", d, "-")
+    assert res.exit_code == 0 and res.stdout.startswith("valid:")  # type: ignore[attr-defined]
+    res = run_in(text, "export", "-")
+    assert res.exit_code == 0 and res.stdout.startswith("switch,start")  # type: ignore[attr-defined]
+    res = run_in(text, "validate", "-", "-")
+    assert res.exit_code == 2 and "only one" in res.stderr  # type: ignore[attr-defined]
+    res = run_in("", "validate", d, "-")
+    assert res.exit_code == 2 and "stdin is empty" in res.stderr  # type: ignore[attr-defined]

@@ -185,3 +185,16 @@ def test_a_demand_that_looks_like_bytes_gets_a_warning(
     assert not warned(tmp_path / "bytes.npy", "--quiet")
     np.save(tmp_path / "times.npy", D3 * 1e-3)
     assert not warned(tmp_path / "times.npy")
+
+
+def test_a_trace_records_its_time_unit(tmp_path: Path) -> None:
+    from ocsched.io.traces import synthetic as S
+
+    S.write(tmp_path / "t", [S.collective("all_reduce", 1 << 20, ranks=range(4), gap_us=50)], format="kineto")
+    out = tmp_path / "s.json"
+    args = ["schedule", tmp_path / "t", "--link-rate", "400Gbps", "-T", "unit=us", "-s", "2", "-d", "10us"]
+    res = run(*args, "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(out.read_text())["meta"]["unit"] == "us"
+    got = facts(*args)
+    assert got["delta"] == 10.0 and got["unit"] == "us"

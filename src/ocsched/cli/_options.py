@@ -196,10 +196,15 @@ def fabric_of(
     )
 
 
-def stdin_or_path(path: Path) -> Path:
-    """``-`` for DEMAND: stdin, spooled to a file the readers can tell the format of."""
+def stdin_or_path(path: Path, *others: Path) -> Path:
+    """``-`` for DEMAND (or SCHEDULE): stdin, spooled to a file the readers can tell the format of.
+
+    ``others`` are the command's other file arguments: at most one of them all may be ``-``.
+    """
     if str(path) != "-":
         return path
+    if any(str(p) == "-" for p in others):
+        raise InvalidInputError("only one file argument can be - (stdin)")
     from ocsched.io.demand import spool_stdin
 
     return spool_stdin()

@@ -136,7 +136,8 @@ def schedule_cmd(
                 "a trace holds bytes: give `--link-rate`, and its time unit with -T unit=..."
             )
         it = traces.trace_iteration(demand, link_rate, **traces.trace_options(trace_option))
-        u = Units(str(it.meta.get("unit", "s")), 1.0, f"bytes at {link_rate}")
+        trace_meta = it.meta.get("trace", {})
+        u = Units(str(trace_meta.get("time_unit", "s")), 1.0, f"bytes at {link_rate}")
         fab = fabric_of(switches, delta, reconfiguration, fabric, u)
         _schedule_iteration(
             it, fab, u, algorithm, iteration_algorithm, seed, out, force, as_json, dict(it.meta)

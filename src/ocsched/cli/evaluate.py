@@ -51,6 +51,7 @@ VALIDATE_EXAMPLES = """\
 ocsched validate d.npy s.json                    # against the schedule's own fabric
 ocsched validate d.npy s.json --fabric f.toml    # and against another one
 ocsched validate d.npy s.json --json             # {"valid": true, "violations": [], ...}
+ocsched schedule d.npy -s 2 -d 0.1 -o - | ocsched validate d.npy -
 """
 
 
@@ -97,7 +98,8 @@ def validate_cmd(
     from ocsched import io
     from ocsched.validate import validate
 
-    demand = stdin_or_path(demand)
+    demand = stdin_or_path(demand, schedule_file)
+    schedule_file = stdin_or_path(schedule_file)
     u = units(unit, link_rate)
     if io.is_iteration(demand):
         _validate_iteration(demand, schedule_file, switches, delta, fabric, reconfiguration, gaps, u, as_json)
@@ -291,7 +293,8 @@ def reschedule_cmd(
         failure = LinkFailure(*_port_switch(str(fail_link)), when)
     if out is not None and not to_stdout(out):
         io.check_writable(out, force=force, name="--out")
-    demand = stdin_or_path(demand)
+    demand = stdin_or_path(demand, schedule_file)
+    schedule_file = stdin_or_path(schedule_file)
     if io.is_iteration(demand):
         _reschedule_iteration(demand, schedule_file, failure, gaps, u, out, force, as_json)
         return

@@ -18,6 +18,7 @@ else:  # typer shows and checks a Literal's values as choices
 
 EXPORT_EXAMPLES = """\
 ocsched export s.json > circuits.csv
+ocsched schedule d.npy -s 2 -d 0.1 -o - | ocsched export -
 ocsched export s.json -f circuits-parquet -o circuits.parquet
 """
 
@@ -28,7 +29,9 @@ def export_cmd(
     schedule_file: Annotated[
         Path,
         typer.Argument(
-            metavar="SCHEDULE", help="Schedule JSON file (or an iteration schedule).", show_default=False
+            metavar="SCHEDULE",
+            help="Schedule JSON file (or an iteration schedule; - reads stdin).",
+            show_default=False,
         ),
     ],
     fmt: Annotated[
@@ -54,6 +57,10 @@ def export_cmd(
         raise fail(f"--format {fmt} needs --out FILE")
     if out is not None:
         io.check_writable(out, force=force, name="--out")
+    if str(schedule_file) == "-":
+        from ocsched.io.demand import spool_stdin
+
+        schedule_file = spool_stdin()
     sched = io.read_any_schedule(schedule_file)
     if out is None:
         typer.echo(io.circuits_csv(io.circuit_table(sched)), nl=False)
