@@ -4,7 +4,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup lint typecheck layers pytest docs slow bench clean
+.PHONY: demo test setup lint typecheck layers pytest nojit docs slow bench clean
 
 $(BIN)/ocsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -13,6 +13,9 @@ $(BIN)/ocsched: pyproject.toml
 	# The official Chakra schema (generated et_def_pb2) for the trace tests; --no-deps: its own
 	# dependency tree (HTA, graphviz, ...) is not needed to read the schema.
 	$(BIN)/python -m pip install -q --no-deps mlc-chakra
+	# Compile every numba kernel once into the cache (src/ocsched/__pycache__/numba): no
+	# later run waits for a compile.
+	$(BIN)/ocsched warmup
 	touch $@
 
 setup: $(BIN)/ocsched
@@ -35,6 +38,10 @@ layers: setup
 pytest: setup
 	$(BIN)/pytest -q -n 2
 
+# The kernels' plain-Python path (numba off): the interpreted and compiled paths agree.
+nojit: setup
+	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -n 0 -p no:randomly tests/test_kernels.py tests/test_assign.py
+
 # NO_MKDOCS_2_WARNING: silence mkdocs-material's banner about its successor (not a build warning).
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
@@ -45,5 +52,7 @@ slow: setup
 bench: setup
 	$(BIN)/python benchmarks/run.py
 
+# Also the compiled kernels (numba's cache lives in __pycache__, see ocsched._jit).
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
+	find src tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -23,12 +23,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=20)
     args = parser.parse_args()
-    moe8 = generate("moe8", normalized=True)
+    moe8 = generate("moe8", normalize=True)
     s = ocsched.schedule(moe8, switches=4, delta=0.04)
     print(f"MoE8 s=4 delta=0.04: spectra {s.makespan:.4f} (reference ~0.351), bound {s.lower_bound:.4f}")
     print(f"\nStandard benchmark n=100 s=16, mean over {args.seeds} seeds (reference in brackets):")
     print(f"{'delta':>6} {'spectra':>16} {'spectra-noeq':>16} {'bound':>8}")
-    mats = [generate("standard", n=100, seed=k) for k in range(args.seeds)]
+    mats = [generate("standard", n=100, rng=k) for k in range(args.seeds)]
     for delta in (0.01, 0.02, 0.04, 0.08):
         row = {}
         bounds = []

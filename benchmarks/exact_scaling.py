@@ -33,7 +33,7 @@ def instances(n: int, seeds: int) -> list[tuple[str, Demand]]:
     out = []
     for seed in range(seeds):
         out.append((f"random/{seed}", Demand.from_matrix(random_instance(n, density=0.5, rng=seed))))
-        m = generate("standard", n=n, flows=min(4, n - 1), seed=seed, normalized=True).copy()
+        m = generate("standard", n=n, flows=min(4, n - 1), rng=seed, normalize=True).copy()
         np.fill_diagonal(m, 0.0)
         out.append((f"standard/{seed}", Demand.from_matrix(m)))
     return out

@@ -37,9 +37,9 @@ SWITCHES = (4, 16)
 
 def families(seeds: int) -> dict[str, list[Any]]:
     return {
-        "standard": [generate("standard", n=100, seed=k) for k in range(seeds)],
-        "gpt32": [generate("gpt32", normalized=True)],
-        "moe8": [generate("moe8", normalized=True)],
+        "standard": [generate("standard", n=100, rng=k) for k in range(seeds)],
+        "gpt32": [generate("gpt32", normalize=True)],
+        "moe8": [generate("moe8", normalize=True)],
     }
 
 
@@ -139,7 +139,7 @@ def resched(fams: dict[str, list[Any]]) -> None:
 
 def partial(fams: dict[str, list[Any]]) -> None:
     print("## Partial reconfiguration against all-stop (uniform fabric, same scheduler)\n")
-    fams = {**fams, "moe64": [generate("moe", gpus=64, seed=0, normalized=True)]}
+    fams = {**fams, "moe64": [generate("moe", gpus=64, rng=0, normalize=True)]}
     print("| family | algorithm | mean gain | worst (partial / all-stop) |")
     print("|---|---|---|---|")
     for name, mats in fams.items():

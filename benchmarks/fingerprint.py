@@ -53,16 +53,16 @@ def _instances() -> dict[str, np.ndarray]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a deprecated spelling must not stop the comparison
         out = {
-            "standard-s0": generate("standard", n=100, seed=0, normalized=True),
-            "standard-s1": generate("standard", n=100, seed=1, normalized=True),
-            "standard-f8": generate("standard", n=100, flows=8, seed=0, normalized=True),
-            "standard-f64": generate("standard", n=100, flows=64, seed=0, normalized=True),
-            "gpt32": generate("gpt32", normalized=True),
-            "gpt64": generate("gpt32", copies=2, normalized=True),
-            "moe8": generate("moe8", normalized=True),
-            "moe64": generate("moe8", copies=8, normalized=True),
-            "moe-16": generate("moe", gpus=16, seed=0, normalized=True, link_gbps=100),
-            "moe-64": generate("moe", gpus=64, seed=0, normalized=True, link_gbps=100),
+            "standard-s0": generate("standard", n=100, rng=0, normalize=True),
+            "standard-s1": generate("standard", n=100, rng=1, normalize=True),
+            "standard-f8": generate("standard", n=100, flows=8, rng=0, normalize=True),
+            "standard-f64": generate("standard", n=100, flows=64, rng=0, normalize=True),
+            "gpt32": generate("gpt32", normalize=True),
+            "gpt64": generate("gpt32", copies=2, normalize=True),
+            "moe8": generate("moe8", normalize=True),
+            "moe64": generate("moe8", copies=8, normalize=True),
+            "moe-16": generate("moe", gpus=16, rng=0, normalize=True, link_gbps=100),
+            "moe-64": generate("moe", gpus=64, rng=0, normalize=True, link_gbps=100),
         }
     d = np.random.default_rng(0).random((256, 256))
     np.fill_diagonal(d, 0.0)
@@ -136,8 +136,8 @@ def cases() -> dict[str, Callable[[], str]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         its = {
-            "gpt-iteration": generate_iteration("gpt-iteration", seed=0),
-            "moe-iteration": generate_iteration("moe-iteration", gpus=16, layers=4, seed=0),
+            "gpt-iteration": generate_iteration("gpt-iteration", rng=0),
+            "moe-iteration": generate_iteration("moe-iteration", gpus=16, layers=4, rng=0),
         }
     for name, it in its.items():
         for delta in (1e-4, 1e-3):

@@ -78,7 +78,7 @@ def best_of(run: Callable[..., object], *args: object, **kwargs: object) -> floa
 def timing() -> None:
     print("\n## Time per instance (s, best of 3)\n")
     cases = {
-        "standard n=100": generate("standard", n=100, seed=0, normalized=True),
+        "standard n=100": generate("standard", n=100, rng=0, normalize=True),
         "dense n=128": random_instance(128, density=1.0, rng=0),
     }
     for a in ("spectra-pack", "spectra-opt"):  # warm up: imports and first-call costs
@@ -110,7 +110,7 @@ def sides() -> None:
     print("| seed | floor | spectra | grouped (spectra-opt) |")
     print("|---|---|---|---|")
     for k in range(5):
-        dem = as_demand(generate("moe", gpus=64, seed=k, normalized=True))
+        dem = as_demand(generate("moe", gpus=64, rng=k, normalize=True))
         dense = np.zeros((dem.n, dem.n))
         dense[dem.rows, dem.cols] = dem.values
         ranks = np.maximum(-np.sort(-dense, axis=1), -np.sort(-dense.T, axis=1)).max(axis=0)[: dem.max_degree]
@@ -187,9 +187,9 @@ def main() -> None:
         table(
             "Paper grid",
             {
-                "standard": [generate("standard", n=100, seed=k, normalized=True) for k in range(5)],
-                "GPT": [generate("gpt32", normalized=True), generate("gpt32", copies=4, normalized=True)],
-                "MoE": [generate("moe8", normalized=True), generate("moe8", copies=8, normalized=True)],
+                "standard": [generate("standard", n=100, rng=k, normalize=True) for k in range(5)],
+                "GPT": [generate("gpt32", normalize=True), generate("gpt32", copies=4, normalize=True)],
+                "MoE": [generate("moe8", normalize=True), generate("moe8", copies=8, normalize=True)],
             },
         )
     if "fresh" not in args.skip:
@@ -197,9 +197,9 @@ def main() -> None:
             "Fresh instances (not tuned to the grid)",
             {
                 "standard n=128": [
-                    generate("standard", n=128, seed=100 + k, normalized=True) for k in range(5)
+                    generate("standard", n=128, rng=100 + k, normalize=True) for k in range(5)
                 ],
-                "moe gpus=64": [generate("moe", gpus=64, seed=k, normalized=True) for k in range(5)],
+                "moe gpus=64": [generate("moe", gpus=64, rng=k, normalize=True) for k in range(5)],
             },
         )
     if "sides" not in args.skip:

@@ -18,9 +18,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     families = {
-        "standard n=100": [generate("standard", n=100, seed=k) for k in range(args.seeds)],
-        "moe8": [generate("moe8", normalized=True)],
-        "gpt32": [generate("gpt32", normalized=True)],
+        "standard n=100": [generate("standard", n=100, rng=k) for k in range(args.seeds)],
+        "moe8": [generate("moe8", normalize=True)],
+        "gpt32": [generate("gpt32", normalize=True)],
     }
     print(f"{'instance':<16}{'s':>3}{'delta':>7}{'spectra':>10}{'pack':>10}{'gain':>8}{'bound':>9}")
     for name, mats in families.items():

@@ -83,7 +83,7 @@ def workloads(standard_seeds: int) -> dict[str, list[NDArray[np.float64]]]:
         "gpt32": [normalize(g)],
         "gpt64": [normalize(scipy.linalg.block_diag(*[g] * 2))],
         "gpt128": [normalize(scipy.linalg.block_diag(*[g] * 4))],
-        "standard": [normalize(generate("standard", n=100, seed=k)) for k in range(standard_seeds)],
+        "standard": [normalize(generate("standard", n=100, rng=k)) for k in range(standard_seeds)],
     }
 
 

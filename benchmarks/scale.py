@@ -46,7 +46,7 @@ def _instance(name: str) -> np.ndarray:
     if kind == "dense":
         return _dense(int(arg))
     if kind == "moe":
-        block = generate("moe", gpus=256, experts=256, seed=0, normalized=True)
+        block = generate("moe", gpus=256, experts=256, rng=0, normalize=True)
         return block_diagonal(block, int(arg) // 256)
     if kind == "standard":
         # The generator caps n for its CLI users (each of its 16 flows is an n x n assignment);
@@ -55,11 +55,11 @@ def _instance(name: str) -> np.ndarray:
         cap = mod.MAX_N
         mod.MAX_N = max(cap, int(arg))
         try:
-            return generate("standard", n=int(arg), flows=16, seed=0, normalized=True)
+            return generate("standard", n=int(arg), flows=16, rng=0, normalize=True)
         finally:
             mod.MAX_N = cap
     if kind == "gpt32":
-        return generate("gpt32", copies=int(arg), normalized=True)
+        return generate("gpt32", copies=int(arg), normalize=True)
     raise ValueError(name)
 
 

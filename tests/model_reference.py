@@ -92,9 +92,13 @@ def reference(
             for x, y in zip(own.switches, fabric.switches, strict=True):
                 if x.delta < y.delta or x.rate > y.rate:
                     ref.defects.append("optimistic switch")
+                if x.ports_per_endpoint > y.ports_per_endpoint or x.bidirectional != y.bidirectional:
+                    ref.defects.append("other ports")
             if own.model == "partial" and fabric.model == "all-stop":
                 ref.defects.append("optimistic model")
-    for sw in schedule.switches:
+    for b, sw in enumerate(schedule.switches):
+        kind = own.switches[b] if b < own.size else None
+        k = 1 if kind is None else kind.ports_per_endpoint
         for c in sw:
             if not (math.isfinite(c.start) and math.isfinite(c.duration) and math.isfinite(c.end)):
                 ref.defects.append("not finite")
@@ -107,7 +111,9 @@ def reference(
             outs = [j for _, j in circuits]
             if any(not (0 <= p < n) for p in ins + outs) or np.any(np.asarray(c.circuit_arrays()[1]) < -1):
                 ref.defects.append("port range")
-            if len(set(ins)) < len(ins) or len(set(outs)) < len(outs):
+            # At most k circuits per endpoint on each side; bidirectional: k ends, either side.
+            sides = [ins + outs] if kind is not None and kind.bidirectional else [ins, outs]
+            if any(side.count(p) > k for side in sides for p in set(side)):
                 ref.defects.append("not a matching")
     if ref.defects:
         return ref
@@ -117,6 +123,7 @@ def reference(
         credit = f is fabrics[-1]
         for b, sw in enumerate(schedule.switches):
             _switch(ref, f, b, sw, served if credit else {}, pieces if credit else {}, tol)
+    _eps(ref, schedule, own, fabric, tol)
     ends = [abs(c.end) for sw in schedule.switches for c in sw]
     t_ulp = math.ulp(max(ends, default=0.0))
     row, col = demand.sum(axis=1), demand.sum(axis=0)
@@ -133,6 +140,29 @@ def reference(
             else:
                 ref.excess(name, Q(value) - Q(makespan), tol * makespan + 8.0 * math.ulp(makespan))
     return ref
+
+
+def _eps(ref: Reference, schedule: Schedule, own: Fabric, fabric: Fabric | None, tol: float) -> None:
+    """The EPS part: credited exactly; each port's EPS load out and in, at the fabric's packet
+    switch rate after its latency, ends by the makespan."""
+    eps = schedule.eps
+    if eps is None or not eps.nnz:
+        return
+    if not own.eps_rate > 0:
+        ref.defects.append("eps without a packet switch")
+        return
+    if fabric is not None and (fabric.eps_rate < own.eps_rate or fabric.eps_latency > own.eps_latency):
+        ref.defects.append("optimistic eps")
+    out: dict[int, Q] = {}
+    into: dict[int, Q] = {}
+    for i, j, v in zip(eps.rows.tolist(), eps.cols.tolist(), eps.values.tolist(), strict=True):
+        ref.served[(i, j)] = ref.served.get((i, j), Q(0)) + Q(v)
+        out[i] = out.get(i, Q(0)) + Q(v)
+        into[j] = into.get(j, Q(0)) + Q(v)
+    load = max(max(out.values()), max(into.values()))
+    finish = Q(own.eps_latency) + load / Q(own.eps_rate)
+    makespan = schedule.makespan
+    ref.excess("eps time", finish - Q(makespan), tol * max(makespan, float(finish)))
 
 
 def _switch(
@@ -204,9 +234,11 @@ def _switch(
             lit = _up_time(lo, hi, wins) if hi > lo else Q(0)
             if (i, j) in kept and prev_end is not None:
                 lit += max(s - prev_end, Q(0))
-            served[(i, j)] = served.get((i, j), Q(0)) + Q(rate) * lit
-            if lit > 0:
-                pieces[(i, j)] = pieces.get((i, j), 0.0) + rate
+            both = [(i, j), (j, i)] if fabric.switches[b].bidirectional and i != j else [(i, j)]
+            for key in both:  # a bidirectional circuit carries both directions at once
+                served[key] = served.get(key, Q(0)) + Q(rate) * lit
+                if lit > 0:
+                    pieces[key] = pieces.get(key, 0.0) + rate
         for i, j in circ:
             last_use_in[i] = max(last_use_in.get(i, Q(0)), e)
             last_use_out[j] = max(last_use_out.get(j, Q(0)), e)

@@ -32,6 +32,7 @@ def test_public_names() -> None:
             "__version__",
             "algorithms",
             "lower_bound",
+            "plan",
             "reschedule",
             "schedule_iteration",
             "schedule",

@@ -84,7 +84,7 @@ def test_strong_bound_below_the_exact_optimum(d: np.ndarray, s: int, data: st.Da
 
 def test_rises_above_the_line_bounds_on_dense_moe() -> None:
     # Not only the hand case: a generated 16-GPU MoE matrix (dense, skewed columns).
-    m = generate("moe", gpus=16, seed=3, normalized=True)
+    m = generate("moe", gpus=16, rng=3, normalize=True)
     dem = as_demand(m)
     weak = lower_bound(dem, switches=4, delta=0.02)
     assert band_bound(dem, switches=4, delta=0.02) > weak * 1.001
@@ -95,7 +95,7 @@ def test_rises_above_the_line_bounds_on_dense_moe() -> None:
 def test_left_out_under_partial_reconfiguration(s: int, delta: float) -> None:
     # Kept circuits stay lit through a partial reconfiguration, so a schedule can beat the band
     # bound there (Spectra's own schedules do, on s = 1); the strong bound must not use it.
-    m = generate("moe", gpus=16, seed=0, normalized=True)
+    m = generate("moe", gpus=16, rng=0, normalize=True)
     fab = Fabric.uniform(s, delta, model="partial")
     strong = lower_bound(m, fabric=fab, strong=True)
     for name in ("spectra", "spectra-pack", "spectra-bff"):
@@ -104,7 +104,7 @@ def test_left_out_under_partial_reconfiguration(s: int, delta: float) -> None:
 
 def test_partial_schedules_can_beat_the_band_bound() -> None:
     # Why it is left out: the all-stop argument fails under the partial model.
-    m = generate("moe", gpus=16, seed=0, normalized=True)
+    m = generate("moe", gpus=16, rng=0, normalize=True)
     fab = Fabric.uniform(1, 0.1, model="partial")
     ms = ocsched.schedule(m, fabric=fab, algorithm="spectra").makespan
     assert ms < band_bound(as_demand(m), switches=1, delta=0.1)

@@ -74,7 +74,7 @@ def test_strong_bound_below_every_heuristic(d: np.ndarray, s: int, data: st.Data
 
 @pytest.mark.parametrize(("s", "delta"), [(16, 0.04), (16, 0.08)])
 def test_rises_on_dense_moe_with_many_switches(s: int, delta: float) -> None:
-    dem = as_demand(generate("moe", gpus=64, seed=0, normalized=True))
+    dem = as_demand(generate("moe", gpus=64, rng=0, normalize=True))
     others = max(
         line_bound(dem, switches=s, delta=delta),
         packing_bound(dem, switches=s, delta=delta),

@@ -43,7 +43,7 @@ def test_spectra_uses_exactly_delta_permutations_and_covers(d: np.ndarray) -> No
 
 
 def test_exactly_delta_on_the_standard_benchmark() -> None:
-    dem = Demand.from_matrix(generate("standard", n=60, seed=3))
+    dem = Demand.from_matrix(generate("standard", n=60, rng=3))
     dec = spectra_decompose(dem)
     assert dem.max_degree == 16
     assert len(dec) == 16

@@ -70,7 +70,7 @@ def test_fast_is_the_reference_with_refinement(dm: FloatArray, delta: float) -> 
 )
 @pytest.mark.parametrize("delta", [0.01, 0.04])
 def test_fast_is_the_reference_on_workloads(name: str, options: dict[str, int], delta: float) -> None:
-    m = generate(name, seed=0, normalized=True, link_gbps=100, **options)
+    m = generate(name, rng=0, normalize=True, link_gbps=100, **options)
     _same(Demand.from_matrix(m), delta)
 
 

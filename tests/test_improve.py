@@ -182,7 +182,7 @@ def test_kempe_keeps_matchings_and_never_raises_the_total(d: np.ndarray, data: s
 def test_grouped_reaches_the_rank_sum_on_a_dense_moe_matrix() -> None:
     # With Delta permutations the total is at least sum_t max_L d_{L,(t)} (band_bound's K = Delta
     # term); Spectra's rounds stay ~2% above it on fresh MoE matrices, the grouped ones within 0.5%.
-    dem = as_demand(generate("moe", gpus=32, seed=7, normalized=True))
+    dem = as_demand(generate("moe", gpus=32, rng=7, normalize=True))
     dense = np.zeros((dem.n, dem.n))
     dense[dem.rows, dem.cols] = dem.values
     ranks = np.maximum(-np.sort(-dense, axis=1), -np.sort(-dense.T, axis=1)).max(axis=0)[: dem.max_degree]
@@ -194,7 +194,7 @@ def test_grouped_reaches_the_rank_sum_on_a_dense_moe_matrix() -> None:
 
 @pytest.mark.parametrize(("s", "delta"), [(4, 0.02), (4, 0.04), (2, 0.02)])
 def test_spectra_opt_beats_spectra_pack_on_dense_moe(s: int, delta: float) -> None:
-    m = generate("moe", gpus=16, seed=1, normalized=True)
+    m = generate("moe", gpus=16, rng=1, normalize=True)
     opt = ocsched.schedule(m, switches=s, delta=delta, algorithm="spectra-opt")
     pack = ocsched.schedule(m, switches=s, delta=delta, algorithm="spectra-pack")
     ocsched.validate(opt, m).raise_if_invalid()

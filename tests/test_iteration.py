@@ -381,7 +381,7 @@ def test_coflow_sequence_gaps_follow_arrivals() -> None:
 
 def test_iteration_workload_registry() -> None:
     assert set(ITERATION_WORKLOADS) == {"gpt-iteration", "moe-iteration", "coflow-sequence"}
-    assert len(generate_iteration("moe-iteration", gpus=8, layers=1, seed=0)) == 2
+    assert len(generate_iteration("moe-iteration", gpus=8, layers=1, rng=0)) == 2
     with pytest.raises(InvalidInputError, match="unknown iteration workload"):
         generate_iteration("nope")
     with pytest.raises(InvalidInputError, match="no option 'layerz'"):

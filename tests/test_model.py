@@ -358,6 +358,33 @@ def test_schedule_quantities() -> None:
     np.testing.assert_array_equal(s.served(), served)
 
 
+def test_served_credits_what_validate_credits() -> None:
+    # A partial-model carry-over, ended by a down window: served() is the validator's credit, not
+    # rate x duration (which would say 2.0 for (1, 0) in both).
+    from ocsched import validate
+    from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
+
+    def on(down: tuple[SwitchDown, ...]) -> Schedule:
+        fab = Fabric(
+            (Switch(0.5, 2.0), Switch(0.5, 1.0)),
+            down=down,
+            failed_links=(LinkDown(0, 0, 1.5),),
+            model="partial",
+        )
+        sw1 = (conf(0.5, 1.0, [-1, 0]), conf(3.0, 1.0, [-1, 0]))
+        return Schedule(ports=2, delta=0.5, switches=((conf(0.5, 1.0, [1, -1]),), sw1), fabric=fab)
+
+    # (0, 1): rate 2 x [0.5, 1.5), up to its link's failure. (1, 0): 1.0 + 1.0, plus the gap [1.5, 3.0)
+    # it stays lit in, unless a down window in that gap drops the circuit.
+    kept, dropped = on(()), on((SwitchDown(1, 2.0, 2.5),))
+    np.testing.assert_allclose(kept.served(), [[0.0, 2.0], [3.5, 0.0]])
+    np.testing.assert_allclose(dropped.served(), [[0.0, 2.0], [2.0, 0.0]])
+    for s in (kept, dropped):
+        fab = s.on_fabric()
+        assert validate(s, s.served(), fabric=fab).ok
+        assert not validate(s, s.served() * (1 + 1e-6), fabric=fab).ok
+
+
 def test_empty_schedule_quantities() -> None:
     s = Schedule(ports=2, delta=0.1, switches=((), ()))
     assert s.makespan == 0.0 and s.num_configurations == 0

@@ -228,7 +228,7 @@ def test_cli_plot(tmp_path: Path) -> None:
 def test_permutation_groups_match_circuit_sets() -> None:
     from ocsched.workloads import generate
 
-    d = generate("standard", n=16, flows=4, seed=3, normalized=True)
+    d = generate("standard", n=16, flows=4, rng=3, normalize=True)
     sched = ocsched.schedule(d, switches=8, delta=0.02)
     assert sched.splits > 0  # equalization split some permutations across switches
     groups = report.permutation_groups(sched)

@@ -26,7 +26,7 @@ from ocsched import (
     schedule,
     validate,
 )
-from ocsched.schedulers import FEATURES, SCHEDULERS, fabric_features
+from ocsched.schedulers import FEATURES, PORT_FEATURES, SCHEDULERS, fabric_features
 from ocsched.sequence import ITERATION_SCHEDULERS, schedule_iteration, validate_iteration
 
 RNG = np.random.default_rng(7)
@@ -42,13 +42,22 @@ FABRICS: dict[frozenset[str], Fabric] = {
     ),
     frozenset({"partial"}): Fabric.uniform(3, 0.1, model="partial"),
 }
-# Every combination of features too: a scheduler must handle them together, not only apart.
-FABRICS[frozenset(FEATURES)] = Fabric(
+FABRICS[frozenset({"bidirectional"})] = Fabric((Switch(0.1, bidirectional=True),) * 3)
+FABRICS[frozenset({"ports"})] = Fabric((Switch(0.1, ports_per_endpoint=2),) * 3)
+# Every combination of features too: a scheduler must handle them together, not only apart (the
+# partial model is not defined on port-sharing switches, so the port features combine apart).
+FABRICS[frozenset(PORT_FEATURES)] = Fabric((Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3)
+FABRICS[frozenset({"eps"})] = Fabric.uniform(3, 0.1).with_eps(0.5)
+# The matching features together, then with a packet switch.
+FABRICS[frozenset(FEATURES) - PORT_FEATURES - {"eps"}] = Fabric(
     (Switch(0.1), Switch(0.2, 2.0), Switch(0.1)),
     (SwitchDown(1, 0.3, 0.9),),
     (LinkDown(3, 0, 0.5),),
     model="partial",
 )
+FABRICS[frozenset(FEATURES) - PORT_FEATURES] = FABRICS[
+    frozenset(FEATURES) - PORT_FEATURES - {"eps"}
+].with_eps(0.5)
 
 ITERATION = Iteration([Phase(DEMAND, 0.2), Phase(DEMAND.T.copy(), 0.0), Phase(DEMAND, 0.1)])
 
@@ -92,7 +101,7 @@ HEAVY_BASES = {"exact", "spectra-opt"}
 def _iteration_cells() -> list[object]:
     cells: list[object] = []
     for a, b, f in itertools.product(ITERATION_SCHEDULERS, SCHEDULERS, FABRICS):
-        if not _expected_ok(b, f):
+        if not _expected_ok(b, f) or f & PORT_FEATURES or "eps" in f:  # iterations refuse these
             continue
         marks = [pytest.mark.slow] if b in HEAVY_BASES and f else []
         cells.append(pytest.param(a, b, f, marks=marks, id=f"{a}-{b}-{'+'.join(sorted(f)) or 'plain'}"))
@@ -115,3 +124,19 @@ def test_iteration_base_refuses_what_it_does_not_support(base: str) -> None:
         with pytest.raises(InvalidInputError, match=r"does not support|needs a fabric with") as info:
             schedule_iteration(ITERATION, fabric=FABRICS[features], base=base)
         assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("features", [f for f in FABRICS if f & PORT_FEATURES])
+def test_iterations_refuse_port_fabrics(features: frozenset[str]) -> None:
+    for algorithm in ITERATION_SCHEDULERS:
+        with pytest.raises(InvalidInputError, match="iteration scheduling does not support") as info:
+            schedule_iteration(ITERATION, fabric=FABRICS[features], algorithm=algorithm, base="spectra-ports")
+        assert "\n" not in str(info.value)
+        assert any(f in str(info.value) for f in features & PORT_FEATURES)
+
+
+@pytest.mark.parametrize("base", ["spectra-hybrid", "spectra-pack"])
+def test_iterations_refuse_an_eps_fabric_in_one_line(base: str) -> None:
+    with pytest.raises(InvalidInputError, match=r"does not support eps") as info:
+        schedule_iteration(ITERATION, fabric=FABRICS[frozenset({"eps"})], base=base)
+    assert "\n" not in str(info.value)

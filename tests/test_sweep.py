@@ -192,7 +192,7 @@ def test_rows_match_direct_calls(serial: list[dict[str, Any]]) -> None:
         wl_seed, alg_seed = sweep.derive_seeds(r["seed"])
         assert (r["workload_seed"], r["algorithm_seed"]) == (wl_seed, alg_seed)
         opts = {k[4:]: v for k, v in r.items() if k.startswith("opt_") and v is not None}
-        m = generate("standard", seed=wl_seed, normalized=True, **opts)
+        m = generate("standard", rng=wl_seed, normalize=True, **opts)
         np.fill_diagonal(m, 0.0)
         sched = ocsched.schedule(
             m, switches=r["switches"], delta=r["delta"], algorithm=r["algorithm"], rng=alg_seed
@@ -619,7 +619,7 @@ def test_file_workload_reads_the_users_matrices(tmp_path: Path) -> None:
 
     data = tmp_path / "data"
     data.mkdir()
-    mats = {f"m{k}.npy": generate("standard", n=10, flows=3, seed=k) * (k + 2) for k in range(2)}
+    mats = {f"m{k}.npy": generate("standard", n=10, flows=3, rng=k) * (k + 2) for k in range(2)}
     for name, m in mats.items():
         np.fill_diagonal(m, 0.0)
         np.save(data / name, m)
@@ -890,7 +890,7 @@ def test_fabric_rows_are_valid_and_match_direct_calls(tmp_path: Path) -> None:
     for r in rows:
         assert r["makespan"] >= r["lower_bound"] * (1 - 1e-9)
         _, alg_seed = sweep.derive_seeds(r["seed"])
-        m = generate("standard", seed=r["workload_seed"], normalized=True, n=10, flows=3)
+        m = generate("standard", rng=r["workload_seed"], normalize=True, n=10, flows=3)
         np.fill_diagonal(m, 0.0)
         fab = fabrics[r["fabric"]]
         sched = ocsched.schedule(m, fabric=fab, algorithm=r["algorithm"], rng=alg_seed)
@@ -1032,7 +1032,7 @@ def test_iteration_rows_match_direct_calls(tmp_path: Path) -> None:
         if r["phases"] is None:
             continue
         assert r["ok"] and r["normalized"] is False and r["phases"] == 4
-        it = generate_iteration("moe-iteration", seed=r["workload_seed"], gpus=6, layers=2)
+        it = generate_iteration("moe-iteration", rng=r["workload_seed"], gpus=6, layers=2)
         alg, _, base = r["algorithm"].partition(":")
         kw = {"switches": 3, "delta": r["delta"], "base": base or "spectra", "rng": r["algorithm_seed"]}
         sched = schedule_iteration(it, algorithm=alg, **kw)
@@ -1046,13 +1046,53 @@ def test_iteration_rows_match_direct_calls(tmp_path: Path) -> None:
     assert sweep.run_sweep(ITERATIONS, tmp_path / "r", workers=1).done == 0  # resumable
 
 
+def test_iteration_runs_on_fabrics(tmp_path: Path) -> None:
+    # Iteration schedulers run on every fabric their base supports: a sweep's `fabrics` reach them.
+    from ocsched.fabric import Fabric
+    from ocsched.sequence import iteration_row, schedule_iteration
+    from ocsched.workloads import generate_iteration
+
+    mixed = {"name": "mixed", "switches": [{"delta": 0.01, "rate": 2.0}, {"delta": 0.05}]}
+    partial = {"name": "partial", "model": "partial", "switches": [{"delta": 0.02, "count": 2}], "down": []}
+    entry = {
+        "name": "moe-iteration",
+        "options": {"gpus": 5, "layers": 1},
+        "algorithms": ["spectra-seq", "spectra-seq:spectra-bff"],
+        "fabrics": [mixed, partial],
+    }
+    with pytest.raises(InvalidInputError, match="'spectra-bff' cannot run on fabric 'mixed'"):
+        sweep.expand({"workloads": [entry]})
+    entry["algorithms"] = ["spectra-seq", "independent:spectra-pack"]
+    sweep.run_sweep({"workloads": [entry]}, tmp_path / "r", workers=1)
+    rows = _rows(tmp_path / "r")
+    assert len(rows) == 4 and all(r["ok"] for r in rows)
+    assert sorted({str(r["fabric"]) for r in rows}) == ["mixed", "partial"]
+    for r in rows:
+        fab = Fabric.from_dict(
+            {k: v for k, v in (mixed if r["fabric"] == "mixed" else partial).items() if k != "name"}
+        )
+        it = generate_iteration("moe-iteration", seed=r["workload_seed"], gpus=5, layers=1)
+        alg, _, base = r["algorithm"].partition(":")
+        kw = {"fabric": fab, "base": base or "spectra", "rng": r["algorithm_seed"]}
+        sched = schedule_iteration(it, algorithm=alg, **kw)
+        want = iteration_row(sched, independent=schedule_iteration(it, algorithm="independent", **kw))
+        assert r["makespan"] == sched.makespan and r["exposed"] == want["exposed"]
+
+
 @pytest.mark.parametrize(
     ("patch", "match"),
     [
         ({"normalized": True}, "normalized` must be false"),
         ({"algorithms": ["spectra"]}, "'spectra' is not an iteration algorithm"),
         ({"algorithms": ["spectra-seq:nope"]}, "optionally as 'NAME:BASE'"),
-        ({"fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]}, "fabrics` is not allowed"),
+        (
+            {
+                "algorithms": ["spectra-seq:naive"],
+                "fabrics": [{"switches": [{"delta": 0.1}, {"delta": 0.2}]}],
+            },
+            "'naive' cannot run on fabric .*: it does not support heterogeneous",
+        ),
+        ({"algorithms": ["spectra-seq:spectra-bff"]}, "'spectra-bff' needs a fabric with partial"),
         ({"link_gbps": 100}, "link_gbps` is not allowed"),
         ({"options": {"experts": 3, "nope": 1}}, "has no option 'nope'"),
     ],
@@ -1065,7 +1105,7 @@ def test_bad_iteration_entry_raises(patch: dict[str, Any], match: str) -> None:
 
 def test_best_bound_is_the_strong_bound_or_the_dual(serial: list[dict[str, Any]]) -> None:
     for r in serial:
-        m = generate("standard", seed=r["workload_seed"], normalized=True, n=r["opt_n"], flows=r["opt_flows"])
+        m = generate("standard", rng=r["workload_seed"], normalize=True, n=r["opt_n"], flows=r["opt_flows"])
         np.fill_diagonal(m, 0.0)
         strong = ocsched.lower_bound(m, switches=r["switches"], delta=r["delta"], strong=True)
         assert r["best_bound"] == max(strong, r["lower_bound"])

@@ -81,7 +81,7 @@ def test_registry_lists_every_family() -> None:
     ],
 )
 def test_every_workload_normalises_to_line_sum_one(name: str, options: dict[str, object]) -> None:
-    d = generate(name, seed=1, normalized=True, **options)
+    d = generate(name, rng=1, normalize=True, **options)
     assert d.shape[0] == d.shape[1]
     assert (d >= 0).all()
     assert math.isclose(max(d.sum(axis=0).max(), d.sum(axis=1).max()), 1.0, rel_tol=1e-12)
@@ -89,23 +89,23 @@ def test_every_workload_normalises_to_line_sum_one(name: str, options: dict[str,
 
 @pytest.mark.parametrize(("name", "options"), [("standard", {"n": 40}), ("moe", {"gpus": 16})])
 def test_random_workloads_are_determined_by_the_seed(name: str, options: dict[str, object]) -> None:
-    a = generate(name, seed=7, **options)
-    b = generate(name, seed=7, **options)
-    c = generate(name, seed=8, **options)
+    a = generate(name, rng=7, **options)
+    b = generate(name, rng=7, **options)
+    c = generate(name, rng=8, **options)
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
 
 
 @pytest.mark.parametrize(("name", "options"), [("gpt", {}), ("moe", {}), ("coflow", {"rank": 3})])
 def test_link_gbps_converts_bytes_to_seconds(name: str, options: dict[str, object]) -> None:
-    raw = generate(name, seed=3, **options)
-    secs = generate(name, seed=3, link_gbps=400, **options)
+    raw = generate(name, rng=3, **options)
+    secs = generate(name, rng=3, link_gbps=400, **options)
     np.testing.assert_allclose(secs, raw * 8 / (400 * 1e9), rtol=1e-15)
 
 
 def test_link_gbps_leaves_time_workloads_alone() -> None:
     assert np.array_equal(generate("moe8", link_gbps=100), moe8())
-    assert np.array_equal(generate("gpt32", link_gbps=100, normalized=True), normalize(gpt32()))
+    assert np.array_equal(generate("gpt32", link_gbps=100, normalize=True), normalize(gpt32()))
 
 
 def test_block_diagonal_places_copies() -> None:
@@ -122,7 +122,7 @@ def test_block_diagonal_places_copies() -> None:
 
 
 def test_standard_has_at_most_16_nonzeros_per_line() -> None:
-    d = generate("standard", seed=0)
+    d = generate("standard", rng=0)
     assert d.shape == (100, 100)
     assert max_nnz(d) <= 16
     assert math.isclose(max_line_sum(d), 1.0, rel_tol=1e-9)
@@ -172,7 +172,7 @@ def test_copies_are_blocks_on_the_diagonal(func: Callable[..., np.ndarray], size
 
 def test_paper_instances_schedule_validly() -> None:
     for name, s in (("gpt32", 16), ("moe8", 4)):
-        d = generate(name, normalized=True)
+        d = generate(name, normalize=True)
         sched = ocsched.schedule(d, switches=s, delta=0.04)
         assert ocsched.validate(sched, d).ok
         assert (
@@ -540,7 +540,7 @@ def test_cli_generate_round_trip(tmp_path: Path) -> None:
         res = runner.invoke(app, ["generate", name, *args, "--seed", "5", "--out", str(out), "--normalize"])
         assert res.exit_code == 0, res.output
         assert "max line sum  1" in res.output and "normalised" in res.output
-        expected = generate(name, seed=5, normalized=True, **kwargs)
+        expected = generate(name, rng=5, normalize=True, **kwargs)
         np.testing.assert_allclose(
             io.read_demand(out).to_dense(), expected - np.diag(np.diag(expected)), rtol=1e-15
         )

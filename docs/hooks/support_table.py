@@ -30,6 +30,9 @@ FEATURE_LABELS = {
     "heterogeneous": "mixed delays / rates",
     "failures": "failed switches / links",
     "partial": "partial reconfiguration",
+    "bidirectional": "bidirectional circuits",
+    "ports": "ports per endpoint > 1",
+    "eps": "packet switch (EPS)",
 }
 
 
@@ -44,9 +47,9 @@ def support_table() -> str:
     where it runs only with it (its ``requires``), and ``-`` where it refuses it. Single-matrix
     schedulers serve training iterations as the per-phase ``base`` of an iteration scheduler, on
     the fabrics the base handles; an iteration scheduler runs on every fabric its base handles
-    (``via base``).
+    (``via base``), except bidirectional and multi-port ones, which they refuse.
     """
-    from ocsched.schedulers import FEATURES, SCHEDULERS
+    from ocsched.schedulers import FEATURES, PORT_FEATURES, SCHEDULERS
     from ocsched.sequence import ITERATION_SCHEDULERS
 
     head = ["scheduler", *(FEATURE_LABELS.get(f, f) for f in FEATURES), "training iterations", "what it does"]
@@ -54,10 +57,17 @@ def support_table() -> str:
     for name, sch in SCHEDULERS.items():
         cells = ["needed" if f in sch.requires else "yes" if f in sch.supports else "-" for f in FEATURES]
         iterations = f"as `base` (n <= {sch.max_ports})" if sch.max_ports is not None else "as `base`"
+        if "eps" in sch.supports:  # iterations refuse a packet switch (not built yet)
+            iterations += " without an EPS"
         rows.append([f"`{name}`", *cells, iterations, _escape(sch.description)])
     for name, it in ITERATION_SCHEDULERS.items():
         rows.append(
-            [f"`{name}`", *("via `base`" for _ in FEATURES), "iteration scheduler", _escape(it.description)]
+            [
+                f"`{name}`",
+                *("-" if f in PORT_FEATURES or f == "eps" else "via `base`" for f in FEATURES),
+                "iteration scheduler",
+                _escape(it.description),
+            ]
         )
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 

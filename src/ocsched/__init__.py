@@ -8,17 +8,93 @@ True
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from ocsched._lazy import lazy_modules
 from ocsched._version import __version__
-from ocsched.bounds import lower_bound
-from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
-from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
-from ocsched.iteration import Iteration, IterationSchedule, Phase
-from ocsched.model import Configuration, Demand, Schedule
-from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
-from ocsched.schedulers import SCHEDULERS, algorithms, schedule
-from ocsched.sequence import schedule_iteration
-from ocsched.sequence.validate import validate_any as validate
-from ocsched.validate import ValidationReport
+
+lazy_modules("scipy", "scipy.sparse")
+
+if TYPE_CHECKING:
+    from ocsched.bounds import lower_bound
+    from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError, OcschedError
+    from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
+    from ocsched.iteration import Iteration, IterationSchedule, Phase
+    from ocsched.model import Configuration, Demand, Schedule
+    from ocsched.online import plan
+    from ocsched.reschedule import LinkFailure, SwitchFailure, reschedule
+    from ocsched.schedulers import SCHEDULERS, algorithms, schedule
+    from ocsched.sequence import schedule_iteration
+    from ocsched.sequence.validate import validate_any as validate
+    from ocsched.validate import ValidationReport
+
+# Each public name and the module it comes from: imported on first use (PEP 562), so that
+# `import ocsched` and a light command (`ocsched bound`) load no scheduler, scipy or numba.
+_LAZY = {
+    "lower_bound": ("ocsched.bounds", "lower_bound"),
+    "InfeasibleError": ("ocsched.errors", "InfeasibleError"),
+    "InvalidInputError": ("ocsched.errors", "InvalidInputError"),
+    "InvalidScheduleError": ("ocsched.errors", "InvalidScheduleError"),
+    "OcschedError": ("ocsched.errors", "OcschedError"),
+    "Fabric": ("ocsched.fabric", "Fabric"),
+    "LinkDown": ("ocsched.fabric", "LinkDown"),
+    "Switch": ("ocsched.fabric", "Switch"),
+    "SwitchDown": ("ocsched.fabric", "SwitchDown"),
+    "Iteration": ("ocsched.iteration", "Iteration"),
+    "IterationSchedule": ("ocsched.iteration", "IterationSchedule"),
+    "Phase": ("ocsched.iteration", "Phase"),
+    "Configuration": ("ocsched.model", "Configuration"),
+    "Demand": ("ocsched.model", "Demand"),
+    "Schedule": ("ocsched.model", "Schedule"),
+    "plan": ("ocsched.online", "plan"),
+    "LinkFailure": ("ocsched.reschedule", "LinkFailure"),
+    "SwitchFailure": ("ocsched.reschedule", "SwitchFailure"),
+    "reschedule": ("ocsched.reschedule", "reschedule"),
+    "SCHEDULERS": ("ocsched.schedulers", "SCHEDULERS"),
+    "algorithms": ("ocsched.schedulers", "algorithms"),
+    "schedule": ("ocsched.schedulers", "schedule"),
+    "schedule_iteration": ("ocsched.sequence", "schedule_iteration"),
+    "ValidationReport": ("ocsched.validate", "ValidationReport"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ocsched' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The package's type: ``ocsched.validate`` is the function, never the submodule.
+
+    The import system binds a submodule to its package's attribute when it is first imported,
+    which with lazy imports may happen at any time: the setter ignores that binding.
+    """
+
+    @property
+    def validate(self) -> Any:
+        from ocsched.sequence.validate import validate_any
+
+        return validate_any
+
+    @validate.setter
+    def validate(self, value: Any) -> None:
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, "validate"})
+
 
 __all__ = [
     "SCHEDULERS",
@@ -42,6 +118,7 @@ __all__ = [
     "__version__",
     "algorithms",
     "lower_bound",
+    "plan",
     "reschedule",
     "schedule",
     "schedule_iteration",

@@ -12,18 +12,20 @@ checks that a description is well formed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
+from ocsched._checks import check_bool, check_choice, check_delta, check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError
 
 __all__ = [
     "MAX_DOWN_WINDOWS",
     "MAX_FAILED_LINKS",
+    "MAX_PORTS_PER_ENDPOINT",
     "MAX_SWITCHES",
     "MODELS",
     "Fabric",
@@ -44,25 +46,45 @@ MAX_SWITCHES = 1024
 MAX_DOWN_WINDOWS = 10_000
 #: Most failed links a fabric description may list (a link per port and switch of a large fabric).
 MAX_FAILED_LINKS = 100_000
+#: Most ports an endpoint may have on one switch (a TPU v4 cube has 2 per OCS).
+MAX_PORTS_PER_ENDPOINT = 64
 
 
 @dataclass(frozen=True)
 class Switch:
     """One OCS: its reconfiguration delay and its rate relative to the demand's line rate.
 
-    A switch of rate c serves ``c * t`` of demand in ``t`` time.
+    A switch of rate c serves ``c * t`` of demand in ``t`` time. Each endpoint has
+    ``ports_per_endpoint`` ports on it (k): a configuration is a set of circuits in which every
+    endpoint is the input of at most k circuits and the output of at most k. With
+    ``bidirectional`` a circuit ``(a, b)`` joins a and b both ways (serving ``D[a, b]`` and
+    ``D[b, a]`` at once, each at the rate) and uses one of the k ports of each end.
 
     >>> Switch(0.01, rate=2.0)
     Switch(delta=0.01, rate=2.0)
+    >>> Switch(0.01, bidirectional=True, ports_per_endpoint=2).ports_per_endpoint
+    2
     """
 
     delta: float
     rate: float = 1.0
+    bidirectional: bool = field(default=False, repr=False)
+    ports_per_endpoint: int = field(default=1, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "delta", check_delta(self.delta, name="switch delta"))
         rate = check_number(self.rate, "switch rate", low=0.0, closed=False)
         object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "bidirectional", check_bool(self.bidirectional, "switch bidirectional"))
+        k = check_int(
+            self.ports_per_endpoint, "switch ports_per_endpoint", minimum=1, maximum=MAX_PORTS_PER_ENDPOINT
+        )
+        object.__setattr__(self, "ports_per_endpoint", k)
+
+    @property
+    def is_plain(self) -> bool:
+        """True for one directed link per endpoint (the classic OCS model)."""
+        return not self.bidirectional and self.ports_per_endpoint == 1
 
 
 @dataclass(frozen=True)
@@ -122,6 +144,11 @@ class Fabric:
         Port links that carry nothing, for the whole schedule.
     model : {"all-stop", "partial"}
         The reconfiguration model (see :mod:`ocsched.timing`).
+    eps_rate : float
+        Rate rho >= 0 of each port's link to an electrical packet switch beside the OCSes (in
+        units of one OCS link's rate; 0: no EPS). See :mod:`ocsched.hybrid` for the model.
+    eps_latency : float
+        The EPS's latency L >= 0: traffic on it is delivered from L on.
 
     Examples
     --------
@@ -136,8 +163,14 @@ class Fabric:
     down: tuple[SwitchDown, ...] = ()
     failed_links: tuple[LinkDown, ...] = ()
     model: str = "all-stop"
+    eps_rate: float = 0.0
+    eps_latency: float = 0.0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "eps_rate", check_number(self.eps_rate, "eps_rate", low=0.0))
+        lat = check_number(self.eps_latency, "eps_latency", low=0.0)
+        # Without a packet switch its latency means nothing: dropped, so such a fabric is plain.
+        object.__setattr__(self, "eps_latency", lat if self.eps_rate else 0.0)
         sw = tuple(self.switches)
         if not sw or not all(isinstance(x, Switch) for x in sw):
             raise InvalidInputError(
@@ -147,6 +180,11 @@ class Fabric:
         object.__setattr__(self, "down", tuple(self.down))
         object.__setattr__(self, "failed_links", tuple(self.failed_links))
         check_choice(self.model, "model", MODELS)
+        if self.model == "partial" and not all(x.is_plain for x in sw):
+            # Kept circuits are tracked per directed port pair; a port shared k ways is not modelled.
+            raise InvalidInputError(
+                "`model` 'partial' is not supported with bidirectional switches or ports_per_endpoint > 1"
+            )
         for d in self.down:
             if not isinstance(d, SwitchDown) or d.switch >= len(sw):
                 raise InvalidInputError(f"down window {d!r} names a switch outside 0..{len(sw) - 1}")
@@ -200,10 +238,12 @@ class Fabric:
         first = self.switches[0]
         return (
             first.rate == 1.0
+            and first.is_plain
             and all(x == first for x in self.switches)
             and not self.down
             and not self.failed_links
             and self.model == "all-stop"
+            and self.eps_rate == 0
         )
 
     def check_ports(self, ports: int) -> None:
@@ -242,13 +282,25 @@ class Fabric:
         >>> Fabric.uniform(2, 0.1).with_failures([SwitchDown(1, 0.5)]).down
         (SwitchDown(switch=1, start=0.5, end=inf),)
         """
-        return Fabric(
-            self.switches, self.down + tuple(down), self.failed_links + tuple(failed_links), model=self.model
+        return dataclasses.replace(
+            self, down=self.down + tuple(down), failed_links=self.failed_links + tuple(failed_links)
         )
 
     def with_model(self, model: str) -> Fabric:
         """Return this fabric with reconfiguration model ``model``."""
-        return Fabric(self.switches, self.down, self.failed_links, model=model)
+        return dataclasses.replace(self, model=model)
+
+    def with_eps(self, rate: float, latency: float = 0.0) -> Fabric:
+        """Return this fabric with a packet switch of per-port rate ``rate`` and latency ``latency``.
+
+        >>> Fabric.uniform(2, 0.1).with_eps(0.5).eps_rate
+        0.5
+        """
+        return dataclasses.replace(self, eps_rate=rate, eps_latency=latency)
+
+    def without_eps(self) -> Fabric:
+        """Return the circuits alone (no packet switch)."""
+        return dataclasses.replace(self, eps_rate=0.0, eps_latency=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON/TOML-ready form read by :meth:`from_dict`.
@@ -258,7 +310,7 @@ class Fabric:
         """
         return {
             "model": self.model,
-            "switches": [{"delta": x.delta, "rate": x.rate} for x in self.switches],
+            "switches": [{"delta": x.delta, "rate": x.rate, **_port_keys(x)} for x in self.switches],
             "down": [
                 {"switch": d.switch, "start": d.start, **({} if d.end == math.inf else {"end": d.end})}
                 for d in self.down
@@ -266,6 +318,8 @@ class Fabric:
             "failed_links": [
                 {"port": x.port, "switch": x.switch, "start": x.start} for x in self.failed_links
             ],
+            # Only with a packet switch, so plain fabrics' files stay as they were.
+            **({"eps_rate": self.eps_rate, "eps_latency": self.eps_latency} if self.eps_rate else {}),
         }
 
     @classmethod
@@ -273,9 +327,11 @@ class Fabric:
         """Build a fabric from its mapping form (a parsed FABRIC.toml).
 
         Keys: ``model`` (``"all-stop"`` or ``"partial"``, default all-stop); ``switches``: a list of
-        ``{delta, rate = 1, count = 1}`` (``count`` repeats the entry); ``down``: a list of
+        ``{delta, rate = 1, count = 1, bidirectional = false, ports_per_endpoint = 1}`` (``count``
+        repeats the entry); ``down``: a list of
         ``{switch, start, end}`` (no ``end``: down for good); ``failed_links``: a list of
-        ``{port, switch, start = 0}``. Unknown keys are refused. The counts are checked before
+        ``{port, switch, start = 0}``; ``eps_rate`` and ``eps_latency``: the packet switch (default 0:
+        none). Unknown keys are refused. The counts are checked before
         anything is expanded: at most :data:`MAX_SWITCHES` switches in total (all the ``count`` values
         summed), :data:`MAX_DOWN_WINDOWS` down windows and :data:`MAX_FAILED_LINKS` failed links.
 
@@ -290,10 +346,11 @@ class Fabric:
         """
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"`{name}` must be a table/object; got {type(data).__name__}")
-        _only(data, {"model", "switches", "down", "failed_links"}, name)
+        _only(data, {"model", "switches", "down", "failed_links", "eps_rate", "eps_latency"}, name)
         # Invariant: nothing is expanded before the total is known to be within MAX_SWITCHES (a
         # 70-byte file with two `count = 100000` entries would otherwise build 200,000 switches).
-        entries = list(_entries(data, "switches", name, {"delta", "rate", "count"}, MAX_SWITCHES))
+        keys = {"delta", "rate", "count", "bidirectional", "ports_per_endpoint"}
+        entries = list(_entries(data, "switches", name, keys, MAX_SWITCHES))
         counts = []
         for where, sw in entries:
             if "delta" not in sw:
@@ -306,7 +363,8 @@ class Fabric:
                 )
         switches: list[Switch] = []
         for (_, sw), count in zip(entries, counts, strict=True):
-            switches.extend([Switch(sw["delta"], sw.get("rate", 1.0))] * count)
+            ports = {k: sw[k] for k in ("bidirectional", "ports_per_endpoint") if k in sw}
+            switches.extend([Switch(sw["delta"], sw.get("rate", 1.0), **ports)] * count)
         down = []
         for where, d in _entries(data, "down", name, {"switch", "start", "end"}, MAX_DOWN_WINDOWS):
             if "switch" not in d or "start" not in d:
@@ -319,7 +377,16 @@ class Fabric:
             links.append(LinkDown(x["port"], x["switch"], x.get("start", 0.0)))
         if not switches:
             raise InvalidInputError(f"`{name}.switches` must list at least one switch")
-        return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"))
+        eps = {k: data[k] for k in ("eps_rate", "eps_latency") if k in data}
+        return cls(tuple(switches), tuple(down), tuple(links), model=data.get("model", "all-stop"), **eps)
+
+
+def _port_keys(x: Switch) -> dict[str, Any]:
+    """A switch's port keys for its mapping form, only where they differ from the classic model."""
+    return {
+        **({"bidirectional": True} if x.bidirectional else {}),
+        **({"ports_per_endpoint": x.ports_per_endpoint} if x.ports_per_endpoint != 1 else {}),
+    }
 
 
 def _only(data: object, keys: set[str], where: str) -> None:

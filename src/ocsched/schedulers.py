@@ -11,30 +11,36 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ocsched._checks import check_delta, check_switches
+from ocsched._jit import clock
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, bff_timeline, place, place_on_fabric, timeline
+from ocsched.assign.ports import schedule_on_ports
 from ocsched.baseline import capacity_split_schedule, single_switch, split_schedule
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.exact.hybrid import solve_hybrid_exact
+from ocsched.exact.near import NEAR_OPTIMAL_NODES
 from ocsched.fabric import Fabric
+from ocsched.hybrid import HybridResult, mixnet_greedy, solstice_hybrid, spectra_hybrid
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
 __all__ = [
     "FALLBACKS",
     "FEATURES",
+    "PORT_FEATURES",
     "SCHEDULERS",
+    "Option",
     "Result",
     "Scheduler",
     "algorithms",
@@ -64,18 +70,92 @@ class Result:
         ``"heuristic"``, or an exact solver's status.
     dual_bound : float or None
         A proved lower bound on the optimum, if the scheduler has one.
+    eps : Demand or None
+        What goes on the fabric's packet switch (hybrid schedulers only).
     """
 
     switches: Switches
     splits: int = 0
     status: str = "heuristic"
     dual_bound: float | None = None
+    eps: Demand | None = None
 
 
-SchedulerFn = Callable[[Demand, Fabric, RngLike], Result]
+#: ``run(demand, fabric, rng, **options)``: the options are the scheduler's declared ones, checked.
+SchedulerFn = Callable[..., Result]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-algorithm option of :func:`schedule` (``options={...}``, the CLI's ``--option KEY=VALUE``).
+
+    Attributes
+    ----------
+    default : object
+        The value used when the option is not given.
+    kind : {"int", "float", "choice"}
+        What the value is; text (from the command line) is converted.
+    description : str
+        One line for listings and errors.
+    minimum : float or None
+        The smallest accepted value (int and float options).
+    choices : tuple of str
+        The accepted values of a ``"choice"`` option.
+    optional : bool
+        ``None`` is accepted (and means the option is off).
+    """
+
+    default: object
+    kind: Literal["int", "float", "choice"]
+    description: str
+    minimum: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def check(self, value: object, name: str) -> object:
+        """Return ``value`` converted and checked; raise :class:`InvalidInputError` naming ``name``."""
+        if value is None or (self.optional and isinstance(value, str) and value.lower() == "none"):
+            if self.optional:
+                return None
+            raise InvalidInputError(f"option `{name}` must be given a value; got None")
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise InvalidInputError(
+                    f"option `{name}` must be one of {', '.join(self.choices)}; got {value!r}"
+                )
+            return value
+        out: float | int
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            if self.kind == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise TypeError
+                out = (
+                    int(value)
+                    if isinstance(value, int | float | np.integer | np.floating)
+                    else int(str(value))
+                )
+            else:
+                out = (
+                    float(value)
+                    if isinstance(value, int | float | np.integer | np.floating)
+                    else float(str(value))
+                )
+        except (TypeError, ValueError):
+            what = "an integer" if self.kind == "int" else "a number"
+            raise InvalidInputError(f"option `{name}` must be {what}; got {value!r}") from None
+        if not np.isfinite(out) or (self.minimum is not None and out < self.minimum):
+            low = f" >= {self.minimum:g}" if self.minimum is not None else ""
+            raise InvalidInputError(f"option `{name}` must be a finite number{low}; got {value!r}")
+        return out
+
 
 #: Fabric features a scheduler may support beyond identical all-stop switches that never fail.
-FEATURES = ("heterogeneous", "failures", "partial")
+FEATURES = ("heterogeneous", "failures", "partial", "bidirectional", "ports", "eps")
+#: Bidirectional circuits and several ports per endpoint per switch: a configuration there is not
+#: a matching, so only the schedulers built for them (``spectra-ports``, ``exact-ports``) run.
+PORT_FEATURES = frozenset({"bidirectional", "ports"})
 
 
 @dataclass(frozen=True)
@@ -94,6 +174,8 @@ class Scheduler:
         Fabric features (:data:`FEATURES`) it handles; others are refused with a clear error.
     requires : frozenset of str
         Fabric features it cannot do without (``spectra-bff`` needs ``"partial"``).
+    options : mapping of str to Option
+        The keyword options ``run`` accepts (:func:`schedule`'s ``options=``), with defaults.
     """
 
     run: SchedulerFn
@@ -101,6 +183,21 @@ class Scheduler:
     max_ports: int | None = None
     supports: frozenset[str] = frozenset()
     requires: frozenset[str] = frozenset()
+    options: Mapping[str, Option] = field(default_factory=dict)
+
+    def check_options(self, name: str, options: Mapping[str, object] | None) -> dict[str, object]:
+        """Return ``options`` checked against :attr:`options` (unknown keys list the allowed ones)."""
+        if options is None:
+            return {}
+        if not isinstance(options, Mapping):
+            raise InvalidInputError(
+                f"`options` must be a dict of option values; got {type(options).__name__}"
+            )
+        unknown = [k for k in options if k not in self.options]
+        if unknown:
+            allowed = f"allowed options: {', '.join(self.options)}" if self.options else "it takes none"
+            raise InvalidInputError(f"unknown option {unknown[0]!r} for algorithm {name!r}; {allowed}")
+        return {k: self.options[k].check(v, k) for k, v in options.items()}
 
 
 def pipeline(decomposer: str, placement: str) -> SchedulerFn:
@@ -119,17 +216,25 @@ def pipeline(decomposer: str, placement: str) -> SchedulerFn:
     return run
 
 
-#: Every fabric feature: pipelines place by finish time on any fabric (see ``place_on_fabric``).
-ALL_FEATURES = frozenset(FEATURES)
+#: Every matching fabric feature: pipelines place by finish time on any fabric (``place_on_fabric``);
+#: a packet switch only the hybrid schedulers use.
+ALL_FEATURES = frozenset(FEATURES) - PORT_FEATURES - {"eps"}
 
 
 def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
-    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    def run(
+        demand: Demand, fabric: Fabric, rng: RngLike, order: Literal["index", "random"] = "index"
+    ) -> Result:
         if fabric.is_uniform:
             sched = split_schedule(
-                demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method
+                demand, switches=fabric.size, delta=fabric.deltas[0], rng=rng, method=method, order=order
             )
             return Result(*sched)
+        if order != "index":
+            raise InvalidInputError(
+                f"option `order` = {order!r} applies to identical switches only (the capacity split has no "
+                "cycle search)"
+            )
         return Result(*capacity_split_schedule(demand, fabric, rng=rng, method=method))
 
     return run
@@ -175,7 +280,7 @@ def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
 _PACK = pipeline("spectra", "pack")
 
 
-def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+def _opt(demand: Demand, fabric: Fabric, rng: RngLike, node_limit: int = NEAR_OPTIMAL_NODES) -> Result:
     """spectra-opt: spectra-pack improved by LP re-fits and piece removal, then a short MILP on tiny models.
 
     Runs on every fabric feature. On identical always-up all-stop switches,
@@ -189,23 +294,31 @@ def _opt(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     worse than spectra-pack on the same fabric; no wall-clock limit anywhere.
     """
     if fabric.is_uniform:
-        return Result(*near_optimal(demand, fabric=fabric))
+        return Result(*near_optimal(demand, fabric=fabric, node_limit=node_limit))
     start = _PACK(demand, fabric, rng)
-    return Result(*near_optimal(demand, fabric=fabric, start=start.switches))
+    return Result(*near_optimal(demand, fabric=fabric, start=start.switches, node_limit=node_limit))
 
 
-def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+def _exact(
+    demand: Demand,
+    fabric: Fabric,
+    rng: RngLike,
+    node_limit: int = DEFAULT_NODE_LIMIT,
+    time_limit: float | None = None,
+) -> Result:
     """exact: the matching MILP of :func:`ocsched.exact.solve_exact`, from spectra-opt's schedule.
 
     Runs on every fabric feature (the model's columns follow each switch's delay and rate, its
     phases between down windows and its links' failure times). Under the partial model the
     all-stop optimum is returned with status ``"heuristic"``: kept circuits make the order of
     configurations matter, so a partial schedule can beat it and nothing is proved there. Stops
-    after :data:`~ocsched.exact.DEFAULT_NODE_LIMIT` nodes (status ``"node_limit"``), never on
-    the clock; never worse than spectra-opt.
+    after ``node_limit`` nodes (status ``"node_limit"``), on the clock only when ``time_limit``
+    (seconds) is given (the result may then depend on the machine); never worse than spectra-opt.
     """
     opt = _opt(demand, fabric, rng)
-    res = solve_exact(demand, fabric=fabric, node_limit=DEFAULT_NODE_LIMIT, incumbents=[opt.switches])
+    res = solve_exact(
+        demand, fabric=fabric, node_limit=node_limit, time_limit=time_limit, incumbents=[opt.switches]
+    )
     status, dual = res.status, res.dual_bound
     if status in ("infeasible", "error"):
         status = "heuristic"  # a solver failure: the schedule is the best incumbent, proved nothing more
@@ -222,6 +335,52 @@ def _exact(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
             100 * res.gap,
         )
     return Result(res.schedule.switches, 0, status, dual)
+
+
+def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """spectra-ports: b-matchings (Euler-oriented Spectra, grouped) packed on identical switches.
+
+    See :func:`ocsched.assign.ports.schedule_on_ports`; the construction kept is logged.
+    """
+    confs, splits, how = schedule_on_ports(demand, fabric)
+    log.info("spectra-ports: kept the %r construction", how)
+    return Result(confs, splits)
+
+
+_ORDER = Option("index", "choice", "the balanced split's cycle-search order", choices=("index", "random"))
+_OPT_NODES = Option(
+    NEAR_OPTIMAL_NODES, "int", "effort: branch-and-bound nodes of the MILP run on tiny supports", 1
+)
+
+
+def _hybrid(fn: Callable[[Demand, Fabric], HybridResult], plain: SchedulerFn) -> SchedulerFn:
+    """A hybrid scheduler: ``fn`` with a packet switch, ``plain`` (its circuits-only form) without."""
+
+    def run(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+        if not fabric.eps_rate > 0:
+            return plain(demand, fabric, rng)
+        res = fn(demand, fabric)
+        return Result(res.switches, res.splits, eps=res.eps)
+
+    return run
+
+
+def _exact_hybrid(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """exact-hybrid: :func:`ocsched.exact.hybrid.solve_hybrid_exact`, or spectra-hybrid's schedule if shorter.
+
+    Without a packet switch (rho = 0), the ``exact`` scheduler.
+    """
+    if not fabric.eps_rate > 0:
+        return _exact(demand, fabric, rng)
+    heur = spectra_hybrid(demand, fabric)
+    ex = solve_hybrid_exact(demand, fabric, node_limit=DEFAULT_NODE_LIMIT)
+    if ex.makespan <= heur.makespan:
+        return Result(ex.switches, 0, ex.status, ex.dual_bound, eps=ex.eps)
+    # The MILP's schedule, rebuilt from its rounded solution, came out longer: keep the heuristic,
+    # with the MILP's proved bound; shorter than a proved optimum's rebuild, it is optimal as well
+    # (to HiGHS's tolerances, made relative by the scaling).
+    status = "optimal" if ex.status == "optimal" else "heuristic"
+    return Result(heur.switches, heur.splits, status, min(ex.dual_bound, heur.makespan), eps=heur.eps)
 
 
 SCHEDULERS: dict[str, Scheduler] = {
@@ -245,6 +404,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         "best of Spectra's and grouped permutations, packed or placed whole; piece lengths re-fit by LP, "
         "pieces dropped; a short MILP on tiny supports",
         supports=ALL_FEATURES,
+        options={"node_limit": _OPT_NODES},
     ),
     "spectra-bff": Scheduler(
         _bff,
@@ -256,9 +416,10 @@ SCHEDULERS: dict[str, Scheduler] = {
         _split("spectra"),
         "Paper's baseline: balanced split into s sub-matrices (by capacity on a fabric), Spectra per switch",
         supports=frozenset({"heterogeneous"}),
+        options={"order": _ORDER},
     ),
     "baseline-eclipse": Scheduler(
-        _split("eclipse"), "Balanced split into s sub-matrices, Eclipse per switch"
+        _split("eclipse"), "Balanced split into s sub-matrices, Eclipse per switch", options={"order": _ORDER}
     ),
     "naive": Scheduler(_naive, "Every switch carries D/s with the same single-switch Spectra schedule"),
     "eclipse": Scheduler(
@@ -276,12 +437,54 @@ SCHEDULERS: dict[str, Scheduler] = {
         "Birkhoff-von Neumann on the stuffed matrix (max-bottleneck matchings), Spectra placement",
         supports=ALL_FEATURES,
     ),
+    "spectra-ports": Scheduler(
+        _ports,
+        "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
+        "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model",
+        supports=PORT_FEATURES,
+    ),
     "exact": Scheduler(
         _exact,
         f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; best found within "
         f"{DEFAULT_NODE_LIMIT:,} branch-and-bound nodes; partial model: the all-stop optimum, unproved)",
         max_ports=MAX_PORTS,
         supports=ALL_FEATURES,
+        options={
+            "node_limit": Option(
+                DEFAULT_NODE_LIMIT, "int", "branch-and-bound nodes before stopping (status node_limit)", 1
+            ),
+            "time_limit": Option(
+                None,
+                "float",
+                "seconds before stopping (status time_limit); off by default, as it makes results "
+                "depend on the machine",
+                0.0,
+                optional=True,
+            ),
+        },
+    ),
+    "spectra-hybrid": Scheduler(
+        _hybrid(spectra_hybrid, _PACK),
+        "Hybrid fabric: the best split of D between the packet switch and spectra-pack "
+        "(bound-guided, trim, proportional, circuits only, EPS only)",
+        supports=frozenset({"eps"}),
+    ),
+    "solstice-hybrid": Scheduler(
+        _hybrid(solstice_hybrid, pipeline("solstice", "equalize")),
+        "Hybrid fabric: Solstice's trim of small entries to the packet switch, then Solstice",
+        supports=frozenset({"eps"}),
+    ),
+    "exact-hybrid": Scheduler(
+        _exact_hybrid,
+        f"Hybrid fabric: exact MILP optimum (circuits and packet switch) for tiny instances (n <= 5; "
+        f"{DEFAULT_NODE_LIMIT:,} nodes)",
+        max_ports=5,
+        supports=frozenset({"eps"}),
+    ),
+    "mixnet-greedy": Scheduler(
+        _hybrid(mixnet_greedy, _PACK),
+        "Hybrid fabric: the largest symmetrised pairs on circuits (s per port), the rest on the EPS",
+        supports=frozenset({"eps"}),
     ),
 }
 
@@ -308,6 +511,12 @@ def fabric_features(fabric: Fabric) -> set[str]:
         out.add("failures")
     if fabric.model == "partial":
         out.add("partial")
+    if any(x.bidirectional for x in fabric.switches):
+        out.add("bidirectional")
+    if any(x.ports_per_endpoint > 1 for x in fabric.switches):
+        out.add("ports")
+    if fabric.eps_rate > 0:
+        out.add("eps")
     return out
 
 
@@ -333,7 +542,9 @@ def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | No
 DENSE_PORTS = 10_000
 
 
-def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
+def _run_on_active_ports(
+    sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike, options: Mapping[str, Any]
+) -> Result:
     """Run ``sch`` on the ports that carry traffic, then map the circuits back to ``dem.n`` ports.
 
     Idle ports never hold a circuit that serves anything, so the schedule is the same one the
@@ -357,7 +568,7 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
         for link in fab.failed_links
         if link.port in on
     )
-    res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng)
+    res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng, **options)
     switches = tuple(
         tuple(
             Configuration.sparse(c.start, c.duration, active[ins], active[c.perm[ins]], ports=dem.n)
@@ -366,11 +577,19 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
         )
         for sw in res.switches
     )
-    return dataclasses.replace(res, switches=switches)
+    eps = res.eps
+    if eps is not None:
+        eps = Demand(dem.n, active[eps.rows], active[eps.cols], eps.values)
+    return dataclasses.replace(res, switches=switches, eps=eps)
 
 
-def _run(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike) -> Result:
-    return _run_on_active_ports(sch, dem, fab, rng) if dem.n > DENSE_PORTS else sch.run(dem, fab, rng)
+def _run(
+    sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike, options: Mapping[str, Any] | None = None
+) -> Result:
+    opts = options or {}
+    if dem.n > DENSE_PORTS:
+        return _run_on_active_ports(sch, dem, fab, rng, opts)
+    return sch.run(dem, fab, rng, **opts)
 
 
 #: Tried in this order when a scheduler finds no placement before the links fail and nothing is
@@ -403,6 +622,7 @@ def schedule(
     fabric: Fabric | None = None,
     algorithm: str = "spectra",
     rng: RngLike = None,
+    options: Mapping[str, object] | None = None,
 ) -> Schedule:
     """Schedule ``demand`` on ``switches`` parallel OCSes with reconfiguration delay ``delta``.
 
@@ -421,6 +641,11 @@ def schedule(
         A key of :data:`SCHEDULERS` (see :func:`algorithms`).
     rng : Generator, int or None
         Seed for randomised algorithms (ignored by deterministic ones).
+    options : dict, optional
+        The algorithm's own options (like ``scipy.optimize.minimize``'s ``options``), declared in
+        its registry entry (``SCHEDULERS[algorithm].options``): ``exact`` takes ``node_limit``
+        and ``time_limit``, ``spectra-opt`` ``node_limit`` (its effort), ``baseline`` and
+        ``baseline-eclipse`` ``order``. Given options are recorded in ``meta["options"]``.
 
     Returns
     -------
@@ -434,8 +659,8 @@ def schedule(
     Raises
     ------
     InvalidInputError
-        For a malformed demand, ``switches`` < 1 or not an integer, ``delta`` < 0, or an unknown
-        algorithm.
+        For a malformed demand, ``switches`` < 1 or not an integer, ``delta`` < 0, an unknown
+        algorithm, or an unknown or bad option (the message lists the allowed ones).
     InfeasibleError
         When links fail too early: ``proved`` with the entry or port that cannot be served in
         time, or not proved when no scheduler (``algorithm`` and the fallbacks) found a placement.
@@ -446,6 +671,8 @@ def schedule(
     >>> s = schedule(d, switches=2, delta=0.5)
     >>> s.makespan, s.num_configurations, round(s.lower_bound, 6), s.status
     (2.75, 3, 2.75, 'heuristic')
+    >>> schedule(d, switches=2, delta=0.5, algorithm="exact", options={"node_limit": 50}).meta["options"]
+    {'node_limit': 50}
     """
     dem = as_demand(demand)
     fab = as_fabric(switches, delta, fabric)
@@ -453,6 +680,7 @@ def schedule(
     if algorithm not in SCHEDULERS:
         raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(SCHEDULERS)}")
     sch = SCHEDULERS[algorithm]
+    opts = sch.check_options(algorithm, options)
     if sch.max_ports is not None and dem.n > sch.max_ports:
         raise InvalidInputError(
             f"algorithm {algorithm!r} supports at most {sch.max_ports} ports; `demand` has {dem.n}"
@@ -471,17 +699,17 @@ def schedule(
             "(for partial: Fabric(..., model='partial'), --reconfiguration partial)"
         )
     s, d = fab.size, max(fab.deltas)
-    t0 = time.perf_counter()
+    t0 = clock()
     fallback = None
     try:
-        res = _run(sch, dem, fab, rng)
+        res = _run(sch, dem, fab, rng, opts)
     except InfeasibleError as exc:
         if exc.proved:
             raise
         # Nothing was proved: the failing links left this heuristic without a placement, and
         # another one may find one (they order and cut pieces differently).
         res, fallback = _fallback(algorithm, dem, fab, rng, exc)
-    elapsed = time.perf_counter() - t0
+    elapsed = clock() - t0
     return Schedule(
         ports=dem.n,
         delta=d,
@@ -495,8 +723,11 @@ def schedule(
             "seed": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
             "runtime_s": elapsed,
             **({"fallback": fallback} if fallback is not None else {}),
+            **({"options": opts} if opts else {}),
+            **({"port_names": list(dem.port_names)} if dem.port_names is not None else {}),
         },
         status=res.status,
         dual_bound=res.dual_bound,
         fabric=None if fab.is_uniform else fab,
+        eps=res.eps,
     )

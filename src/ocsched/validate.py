@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ class Violation:
     kind : str
         ``"ports"``, ``"switches"``, ``"fabric"``, ``"delta"``, ``"rate"``, ``"model"``,
         ``"status"``, ``"bound"``, ``"matching"``, ``"duration"``, ``"timing"``, ``"down"``,
-        ``"link"``, ``"unserved"`` or ``"truncated"``.
+        ``"link"``, ``"eps"``, ``"unserved"`` or ``"truncated"``.
     message : str
         Human-readable detail naming the switch, configuration or entry.
     """
@@ -95,7 +96,9 @@ def validate(
     fabric (:mod:`ocsched.timing`: per-switch delay, down windows, failed links, all-stop or
     partial; configurations of length 0 included), and every demand entry is served: the
     demand its circuit is credited with (the time it is lit while its switch is up and both its
-    links work, times the switch's rate, summed over switches) is at least the entry minus
+    links work, times the switch's rate, summed over switches, plus what the schedule's EPS
+    part carries of it, a part that must fit the fabric's packet switch within the makespan) is
+    at least the entry minus
     ``tol`` times the larger of the entry's row and column sums, minus 8 ulps of the makespan
     (times the rate) per piece credited a positive time (the rounding of absolute times).
 
@@ -198,7 +201,7 @@ def validate(
     rates: list[NDArray[np.float64]] = []
     for b, sw in enumerate(schedule.switches):
         confs = [_as_tuple(c) for c in sw]
-        _check_configurations(b, sw, confs, n, add)
+        _check_configurations(b, sw, confs, n, add, own.switches[b] if b < own.size else None)
         for f, fails in zip(fabrics, failed, strict=True):
             label = "" if f is own else "on the given fabric: "
             if b >= f.size:
@@ -222,6 +225,13 @@ def validate(
                 served_by.append(rate * h[ok])
                 # A piece credited nothing carries no rounding (and must not widen the tolerance).
                 rates.append(np.where(h[ok] > 0, rate, 0.0))
+                if checked.switches[b].bidirectional:  # the same circuit carries j -> i
+                    back = ok & (t[2] != t[3])
+                    flat.append(t[3][back] * n + t[2][back])
+                    served_by.append(rate * h[back])
+                    rates.append(np.where(h[back] > 0, rate, 0.0))
+    if schedule.eps is not None:
+        _check_eps(schedule, own, real, tol, add, flat, served_by, rates)
     max_short = 0.0
     if n == dem.n and dem.nnz:
         max_short = _check_served(schedule, dem, flat, served_by, rates, tol, add)
@@ -234,9 +244,13 @@ def _check_configurations(
     confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]],
     n: int,
     add: Callable[[str, str], None],
+    switch: Switch | None = None,
 ) -> None:
     """Report each configuration of switch ``b`` with non-finite times, a negative duration or a
-    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order)."""
+    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order).
+
+    On a ``switch`` with k ports per endpoint an endpoint may be the input of k circuits and the
+    output of k; on a bidirectional one it may be an end of k circuits, either side counted."""
     k = len(sw)
     if not k:
         return
@@ -252,7 +266,15 @@ def _check_configurations(
     outs = np.concatenate([empty, *(t[3] for t in confs)])
     stray = (ins < 0) | (ins >= n) | (outs < 0) | (outs >= n)
     out_of_range = np.bincount(owner[stray], minlength=k) > 0
-    twice = {name: _first_repeat(owner, ports, k) for name, ports in (("input", ins), ("output", outs))}
+    cap = 1 if switch is None else switch.ports_per_endpoint
+    both = switch is not None and switch.bidirectional
+    if both:  # either end of a circuit takes one of the endpoint's ports
+        twice = {
+            "input": _first_repeat(np.concatenate([owner, owner]), np.concatenate([ins, outs]), k, cap),
+            "output": np.full(k, -1, dtype=np.int64),
+        }
+    else:
+        twice = {side: _first_repeat(owner, p, k, cap) for side, p in (("input", ins), ("output", outs))}
     flagged = (
         ~finite | (duration < 0) | ~width | out_of_range | (twice["input"] >= 0) | (twice["output"] >= 0)
     )
@@ -271,18 +293,30 @@ def _check_configurations(
             add("matching", f"{where}: port out of range 0..{n - 1}")
             continue
         for side in ("input", "output"):
-            if twice[side][j] >= 0:
-                add("matching", f"{where}: {side} port {int(twice[side][j])} used twice")
+            if twice[side][j] < 0:
+                continue
+            p = int(twice[side][j])
+            if both:
+                add(
+                    "matching", f"{where}: port {p} ends more than {cap} bidirectional circuits ({cap} ports)"
+                )
+            elif cap > 1:
+                add("matching", f"{where}: {side} port {p} used by more than {cap} circuits ({cap} ports)")
+            else:
+                add("matching", f"{where}: {side} port {p} used twice")
 
 
-def _first_repeat(owner: NDArray[np.int64], ports: NDArray[np.int64], k: int) -> NDArray[np.int64]:
-    """Per configuration, the smallest port its circuits use twice (-1 if none)."""
+def _first_repeat(
+    owner: NDArray[np.int64], ports: NDArray[np.int64], k: int, cap: int = 1
+) -> NDArray[np.int64]:
+    """Per configuration, the smallest port its circuits use more than ``cap`` times (-1 if none)."""
     out = np.full(k, -1, dtype=np.int64)
-    if not ports.size:
+    if ports.size <= cap:
         return out
     order = np.lexsort((ports, owner))
     o, p = owner[order], ports[order]
-    dup = np.flatnonzero((o[1:] == o[:-1]) & (p[1:] == p[:-1])) + 1
+    # Sorted: a port used more than cap times has an equal key cap places on.
+    dup = np.flatnonzero((o[cap:] == o[:-cap]) & (p[cap:] == p[:-cap])) + cap
     # Sorted by (configuration, port): a configuration's first repeat is its smallest; write the
     # repeats in reverse so the first one of each configuration is the one left.
     out[o[dup][::-1]] = p[dup][::-1]
@@ -330,6 +364,52 @@ def _check_served(
     if bad.size > 20:
         add("unserved", f"... and {bad.size - 20} more unserved entries")
     return float(short.max())
+
+
+def _check_eps(
+    schedule: Schedule,
+    own: Fabric,
+    real: Fabric | None,
+    tol: float,
+    add: Callable[[str, str], None],
+    flat: list[NDArray[np.int64]],
+    served_by: list[NDArray[np.float64]],
+    rates: list[NDArray[np.float64]],
+) -> None:
+    """Check the EPS part against its fabric's packet switch and credit its entries as served."""
+    eps, n = schedule.eps, schedule.ports
+    if not isinstance(eps, Demand):
+        add("eps", f"schedule eps part must be an ocsched.Demand; got {type(eps).__name__}")
+        return
+    if eps.n != n:
+        add("eps", f"schedule eps part has {eps.n} ports, expected {n}")
+        return
+    if not eps.nnz:
+        return
+    if not own.eps_rate > 0:
+        add("eps", f"schedule sends {eps.nnz} entries on a packet switch but its fabric has none")
+        return
+    for f, label in ((own, ""),) + (() if real is None else ((real, "the given fabric's "),)):
+        if f is real and (f.eps_rate < own.eps_rate or f.eps_latency > own.eps_latency):
+            add(
+                "eps",
+                f"schedule assumes an EPS of rate {own.eps_rate:.12g} and latency {own.eps_latency:.12g}; "
+                f"{label}has rate {f.eps_rate:.12g}, latency {f.eps_latency:.12g}",
+            )
+    # Independent of Schedule.eps_time: each port's EPS traffic out and in at most rho per unit
+    # time after the latency, within the makespan (relative tolerance only).
+    load = max(np.bincount(eps.rows, eps.values, n).max(), np.bincount(eps.cols, eps.values, n).max())
+    makespan = schedule.makespan
+    need = own.eps_latency + float(load) / own.eps_rate
+    if need - makespan > tol * max(makespan, need) or not math.isfinite(need):
+        add(
+            "eps",
+            f"the EPS part needs until {need:.12g} (line load {float(load):.12g} at rate "
+            f"{own.eps_rate:.12g}), after the makespan {makespan:.12g}",
+        )
+    flat.append(eps.rows * n + eps.cols)
+    served_by.append(np.asarray(eps.values, dtype=np.float64))
+    rates.append(np.zeros(eps.nnz))  # amounts, not differences of times: no rounding to allow for
 
 
 def _failed_by_switch(fabric: Fabric) -> list[dict[int, float]]:
@@ -395,7 +475,7 @@ def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fab
         return fabric
     if delta is not None:
         d = check_delta(delta)
-        return Fabric(tuple(Switch(d, x.rate) for x in own.switches), own.down, own.failed_links, own.model)
+        return dataclasses.replace(own, switches=tuple(Switch(d, x.rate) for x in own.switches))
     return None
 
 
@@ -414,5 +494,15 @@ def _compare(own: Fabric, real: Fabric, s: int, add: Callable[[str, str], None])
             add(
                 "rate", f"schedule assumes rate {x.rate:.12g} on switch {b}, above the fabric's {y.rate:.12g}"
             )
+    for b, (x, y) in enumerate(zip(own.switches, real.switches, strict=True)):
+        if x.ports_per_endpoint > y.ports_per_endpoint:
+            add(
+                "ports",
+                f"schedule assumes {x.ports_per_endpoint} ports per endpoint on switch {b}, "
+                f"above the fabric's {y.ports_per_endpoint}",
+            )
+        if x.bidirectional != y.bidirectional:
+            what = ("bidirectional", "directed") if x.bidirectional else ("directed", "bidirectional")
+            add("ports", f"schedule assumes {what[0]} circuits on switch {b}; the fabric's are {what[1]}")
     if own.model == "partial" and real.model == "all-stop":
         add("model", "schedule assumes partial reconfiguration on an all-stop fabric")

@@ -5,6 +5,7 @@ maximum of all of them. One module per family of arguments:
 
 - :mod:`ocsched.bounds.lines`: one row or column at a time (line, degree, refined).
 - :mod:`ocsched.bounds.fabric`: per-switch delay and rate, down windows, failed links.
+- :mod:`ocsched.bounds.ports`: several ports per endpoint, bidirectional circuits.
 - :mod:`ocsched.bounds.packing`: how one line's entries pack onto the switches (opt-in, ``strong=True``).
 - :mod:`ocsched.bounds.bands`: the configurations' total length, band by band of entry sizes
   (``strong=True``).
@@ -22,8 +23,10 @@ from numpy.typing import ArrayLike
 from ocsched._checks import check_bool, check_delta, check_switches
 from ocsched.bounds.bands import band_bound
 from ocsched.bounds.fabric import fabric_entry_bound, fabric_line_bound
+from ocsched.bounds.hybrid import hybrid_bound
 from ocsched.bounds.lines import degree_bound, line_bound, refined_bound
 from ocsched.bounds.packing import line_packing_bound, packing_bound
+from ocsched.bounds.ports import ports_bound
 from ocsched.bounds.slots import line_slot_bound, slot_bound
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
@@ -39,6 +42,7 @@ __all__ = [
     "line_slot_bound",
     "lower_bound",
     "packing_bound",
+    "ports_bound",
     "refined_bound",
     "slot_bound",
 ]
@@ -69,7 +73,8 @@ def lower_bound(
     delta : float
         Reconfiguration delay >= 0.
     fabric : Fabric, optional
-        Instead of ``switches`` and ``delta``: any fabric. On identical rate-1 switches without
+        Instead of ``switches`` and ``delta``: any fabric (with a packet switch:
+        :func:`~ocsched.bounds.hybrid.hybrid_bound`). On identical rate-1 switches without
         failures (either model: the line arguments hold port by port, see
         :func:`fabric_line_bound`) the bounds above apply; otherwise the maximum of
         :func:`fabric_line_bound` and :func:`fabric_entry_bound`, and, when the fabric is that
@@ -98,6 +103,9 @@ def lower_bound(
     0.6
     """
     dem = as_demand(demand)
+    if fabric is not None and isinstance(fabric, Fabric) and fabric.eps_rate > 0:
+        fabric.check_ports(dem.n)
+        return hybrid_bound(dem, fabric)  # a packet switch: the circuits' bounds no longer hold
     # The band bound counts whole configurations, each preceded by delta on its switch: true in
     # the all-stop model only (under "partial", kept circuits stay lit through a reconfiguration).
     all_stop = fabric is None or fabric.model == "all-stop"
@@ -107,6 +115,8 @@ def lower_bound(
         if not isinstance(fabric, Fabric):
             raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
         fabric.check_ports(dem.n)
+        if not all(x.is_plain for x in fabric.switches):  # b-matchings: their own line arguments
+            return ports_bound(dem, fabric)
         if not fabric.with_model("all-stop").is_uniform:
             best = max(fabric_line_bound(dem, fabric), fabric_entry_bound(dem, fabric))
             intact = Fabric(fabric.switches, model=fabric.model)

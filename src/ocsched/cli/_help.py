@@ -16,7 +16,7 @@ __all__ = ["EXAMPLES", "PANELS", "tidy"]
 
 #: Help panels of ``ocsched -h``: command name -> panel title (a command not listed: "Commands").
 PANELS: dict[str, str] = {
-    **dict.fromkeys(("schedule", "reschedule", "algorithms", "demo", "warmup"), "Schedule"),
+    **dict.fromkeys(("schedule", "reschedule", "algorithms", "demo", "warmup", "serve"), "Schedule"),
     **dict.fromkeys(("bound", "validate", "gap", "sweep", "report"), "Evaluate"),
     **dict.fromkeys(("generate", "workloads", "import"), "Workloads"),
     **dict.fromkeys(("export", "plot"), "Files"),
@@ -30,6 +30,7 @@ EXAMPLES: dict[str, str] = {
     "plot": "ocsched plot s.json --out s.png",
     "import": "ocsched import traces/ --link-rate 400Gbps -o it.json",
     "warmup": "ocsched warmup",
+    "serve": "ocsched serve\nocsched serve --port 0 --workers 2   # a free port, printed on start",
     "demo": "ocsched demo\nocsched demo --n 200 -s 8 -d 0.01",
 }
 

@@ -178,12 +178,28 @@ def delays_in(delta: str | None, u: Units) -> str | None:
     return ",".join(repr(duration_in(part, u.unit, name="--delta")) for part in delta.split(","))
 
 
+EpsRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-rate",
+        help="Packet switch beside the OCSes: each port's rate, in OCS link rates (default 0: none).",
+        show_default=False,
+    ),
+]
+EpsLatencyOpt = Annotated[
+    float | None,
+    typer.Option("--eps-latency", help="The packet switch's latency (with --eps-rate).", show_default=False),
+]
+
+
 def fabric_of(
     switches: int | None,
     delta: str | None,
     reconfiguration: str | None,
     fabric: Path | None,
     u: Units | None = None,
+    eps_rate: float | None = None,
+    eps_latency: float | None = None,
 ) -> Fabric:
     """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
     from ocsched import io
@@ -193,6 +209,8 @@ def fabric_of(
         delta=delays_in(delta, u or Units()),
         reconfiguration=reconfiguration,
         fabric=fabric,
+        eps_rate=eps_rate,
+        eps_latency=eps_latency,
     )
 
 

@@ -130,7 +130,7 @@ def generate_cmd(
         _generate_iteration(name, options, out=out, seed=seed, force=force)
         return
     w = WORKLOADS[name]
-    matrix = io.generate(name, seed=seed, link_gbps=link_gbps, normalized=normalize, **options)
+    matrix = io.generate(name, rng=seed, link_gbps=link_gbps, normalize=normalize, **options)
     if not np.isfinite(matrix).all():
         i, j = divmod(int(np.argmax(~np.isfinite(matrix).ravel())), matrix.shape[1])
         raise fail(
@@ -180,7 +180,7 @@ def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: 
         raise fail(f"iteration workload {name!r} is written as JSON (ocsched.sequence); got --out {out}")
     if "path" in options:  # a generator's `trace` option is given as a file, read here
         options["trace"] = io.read_coflow_trace(options.pop("path"))
-    it = generate_iteration(name, seed=seed, **options)
+    it = generate_iteration(name, rng=seed, **options)
     if stdout:
         typer.echo(it.to_json())
     else:

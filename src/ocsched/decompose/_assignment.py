@@ -7,9 +7,8 @@ partial matching between calls, so a caller that changes a few costs re-matches 
 frees: auction steps (Jonker-Volgenant's augmenting row reduction) first, then Dijkstra shortest
 augmenting paths, so every solve is exact.
 
-Numba's on-disk cache (``cache=True``) is keyed by the file of the function compiled: a kernel
-compiled in another module (``_rounds``) keeps its cached copy of these kernels until that file
-changes too, so after editing this one, touch ``_rounds.py`` (or clear ``__pycache__``).
+The compiled kernels are cached in a directory named by a hash of every kernel module's source
+(:mod:`ocsched._jit`): editing this file also renews the rounds' kernels that call it.
 
 Memory is O(nnz + n): no n x n array.
 """

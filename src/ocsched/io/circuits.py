@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._extras import install_hint
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.io._files import write_atomic, write_text
@@ -137,7 +138,7 @@ def write_circuits(
             import pyarrow.parquet as pq
         except ImportError:
             raise InvalidInputError(
-                "circuits-parquet needs pyarrow: pip install 'ocsched[sweep]' (or use circuits-csv)"
+                f"circuits-parquet needs pyarrow: {install_hint('sweep')} (or use circuits-csv)"
             ) from None
         arrow = pa.table({k: pa.array(v.tolist()) for k, v in table.items()})
         return write_atomic(path, lambda f: pq.write_table(arrow, f), force=force)

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
 from ocsched.io._files import MAX_DENSE_ELEMENTS, MAX_NNZ, MAX_PORTS, write_atomic, write_text
 from ocsched.model import Demand
@@ -403,7 +404,7 @@ def write_demand(
     if suffix == ".npz":
         sparse = sp.csr_array(m)
         return write_atomic(p, lambda f: sp.save_npz(f, sparse), force=force)
-    if sp.issparse(m):
+    if issparse(m):
         m = cast(Any, m).toarray()  # issparse narrows to a type the stubs give no toarray
     dense = np.asarray(m, dtype=np.float64)
     if suffix == ".npy":

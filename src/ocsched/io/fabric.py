@@ -50,13 +50,16 @@ def fabric_from_options(
     delta: str | float | None = None,
     reconfiguration: str | None = None,
     fabric: str | os.PathLike[str] | None = None,
+    eps_rate: float | None = None,
+    eps_latency: float | None = None,
 ) -> Fabric:
     """Build the fabric of the CLI options ``--switches``, ``--delta``, ``--reconfiguration``, ``--fabric``.
 
     ``fabric`` (a FABRIC.toml) excludes ``delta``; ``switches`` must then match its size.
     ``delta`` is one number (``switches`` identical switches) or a comma-separated list, one
     per switch (``switches`` must match or be omitted), written with ASCII digits
-    (:mod:`ocsched.io._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model.
+    (:mod:`ocsched.io._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model,
+    ``eps_rate`` and ``eps_latency`` the packet switch (``--eps-rate``, ``--eps-latency``).
 
     >>> fabric_from_options(delta="0.01,0.01,0.04,0.04").deltas
     (0.01, 0.01, 0.04, 0.04)
@@ -95,4 +98,11 @@ def fabric_from_options(
                     f"`--switches` = {switches} but `--delta` lists {len(values)} delays (one per switch)"
                 )
             fab = Fabric.from_deltas(values)
-    return fab if reconfiguration is None else fab.with_model(reconfiguration)
+    fab = fab if reconfiguration is None else fab.with_model(reconfiguration)
+    if eps_rate is not None or eps_latency is not None:
+        rate = fab.eps_rate if eps_rate is None else eps_rate
+        lat = fab.eps_latency if eps_latency is None else eps_latency
+        if eps_latency is not None and not rate:
+            raise InvalidInputError("`--eps-latency` needs a packet switch: give `--eps-rate` > 0")
+        fab = fab.with_eps(rate, lat)
+    return fab

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, cast
@@ -10,7 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
+from ocsched.units import bytes_per_second
 
 log = logging.getLogger("ocsched.model")  # the package's logger, as before model became a package
 
@@ -38,35 +41,66 @@ class Demand:
         Coordinates of the nonzero off-diagonal entries, sorted by row then column.
     values : ndarray of float64
         The entries, all > 0: time to send ``rows[k] -> cols[k]`` at one link's line rate.
+    port_names : tuple of str or None
+        Names of the ports (from a pandas DataFrame's labels or a graph's nodes), port k first
+        is ``port_names[k]``; None when the ports are just numbered. Schedules built from the
+        demand record them in ``meta["port_names"]``.
 
     Examples
     --------
     >>> d = Demand.from_matrix([[0, 2], [1, 0]])
     >>> d.n, d.nnz, d.max_degree, d.max_line_sum
     (2, 2, 1, 2.0)
+    >>> import numpy as np
+    >>> np.asarray(d).tolist()
+    [[0.0, 2.0], [1.0, 0.0]]
     """
 
     n: int
     rows: IntArray
     cols: IntArray
     values: FloatArray
+    port_names: tuple[str, ...] | None = None
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        """The dense matrix, so ``np.asarray(demand)`` works (a new array each time)."""
+        if copy is False:
+            raise ValueError("a Demand is stored sparse: its dense array is always a copy")
+        out = self.to_dense()
+        return out if dtype is None else out.astype(dtype, copy=False)
 
     @classmethod
-    def from_matrix(cls, matrix: ArrayLike | sp.sparray | sp.spmatrix, *, name: str = "demand") -> Demand:
-        """Validate a dense or scipy-sparse square matrix and return it as a :class:`Demand`.
+    def from_matrix(cls, matrix: Any, *, name: str = "demand", weight: str = "weight") -> Demand:
+        """Validate a square matrix and return it as a :class:`Demand`.
 
-        Diagonal entries are local traffic that never crosses the fabric: they are dropped, with
-        a logged warning.
+        ``matrix`` is dense (array_like), scipy-sparse, a pandas DataFrame (its index and columns
+        name the ports: the columns are matched to the index, so both must hold the same labels)
+        or a directed graph with the networkx interface (``nodes``, ``edges(data=weight)``; each
+        edge's ``weight`` attribute is the demand, parallel edges add up; its nodes name the
+        ports). Diagonal entries are local traffic that never crosses the fabric: they are
+        dropped, with a logged warning.
 
         Raises
         ------
         InvalidInputError
             If the matrix is empty, not square, not numeric, or has a negative, NaN or infinite
-            entry; the message names ``name`` and the first offending index.
+            entry (the message names ``name`` and the first offending index); a DataFrame whose
+            columns are not its index's labels; an undirected graph or an edge without ``weight``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame([[0, 2], [1, 0]], index=["gpu0", "gpu1"], columns=["gpu0", "gpu1"])
+        >>> Demand.from_matrix(df).port_names
+        ('gpu0', 'gpu1')
         """
         if isinstance(matrix, Demand):
             return matrix
-        if not sp.issparse(matrix):
+        if _is_frame(matrix):
+            return _from_frame(cls, matrix, name)
+        if _is_graph(matrix):
+            return _from_graph(cls, matrix, name, weight)
+        if not issparse(matrix):
             return cls._from_dense(cast(ArrayLike, matrix), name)
         coo = sp.coo_array(cast(Any, matrix), copy=True)  # copy: the caller's matrix stays as given
         _check_shape(coo.shape, name)
@@ -166,14 +200,105 @@ class Demand:
             return 0.0
         return float(max(self.row_sums().max(), self.col_sums().max()))
 
+    @classmethod
+    def from_bytes(cls, matrix: Any, *, link_rate: str | float, name: str = "demand") -> Demand:
+        """Return a demand of byte counts as time on one link of ``link_rate`` (the unit ocsched uses).
+
+        ``matrix`` is anything :meth:`from_matrix` takes, in bytes; ``link_rate`` is a rate with
+        a unit (``"400Gbps"``, ``"50GB/s"``) or a number of bytes per second
+        (:func:`ocsched.units.bytes_per_second`). The entries become seconds: delays and
+        makespans of its schedules are then in seconds too.
+
+        Raises
+        ------
+        InvalidInputError
+            For a bad matrix (as :meth:`from_matrix`) or a rate without a known unit or not > 0.
+
+        Examples
+        --------
+        >>> d = Demand.from_bytes([[0, 5e9], [1e9, 0]], link_rate="400Gbps")
+        >>> d.to_dense().tolist()
+        [[0.0, 0.1], [0.02, 0.0]]
+        """
+        rate = bytes_per_second(link_rate, name="link_rate")
+        dem = cls.from_matrix(matrix, name=name)
+        return dataclasses.replace(dem, values=_frozen(dem.values / rate))
+
     def scaled(self, factor: float) -> Demand:
         """Return the demand multiplied by ``factor > 0``."""
-        return Demand(self.n, self.rows, self.cols, _frozen(self.values * float(factor)))
+        return dataclasses.replace(self, values=_frozen(self.values * float(factor)))
 
 
-def as_demand(demand: ArrayLike | sp.sparray | sp.spmatrix | Demand, *, name: str = "demand") -> Demand:
+def as_demand(demand: Any, *, name: str = "demand") -> Demand:
     """Return ``demand`` as a validated :class:`Demand` (see :meth:`Demand.from_matrix`)."""
     return demand if isinstance(demand, Demand) else Demand.from_matrix(demand, name=name)
+
+
+def _is_frame(obj: object) -> bool:
+    """A pandas DataFrame, recognised without importing pandas."""
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "index") and hasattr(obj, "columns")
+
+
+def _is_graph(obj: object) -> bool:
+    """A graph with the networkx interface, recognised without importing networkx."""
+    return all(hasattr(obj, a) for a in ("nodes", "edges", "is_directed", "adj"))
+
+
+def _names(labels: list[Any]) -> tuple[str, ...] | None:
+    """Labels as port names; None for the plain numbering 0..n-1 (no information to keep)."""
+    if all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in labels) and [
+        int(x) for x in labels
+    ] == list(range(len(labels))):
+        return None
+    return tuple(str(x) for x in labels)
+
+
+def _from_frame(cls: type[Demand], frame: Any, name: str) -> Demand:
+    index, columns = list(frame.index), list(frame.columns)
+    if len(index) != len(set(index)) or len(columns) != len(set(columns)):
+        raise InvalidInputError(f"`{name}`: a DataFrame's index and columns must not repeat a label")
+    if index != columns:
+        if set(index) != set(columns):
+            extra = sorted(map(str, set(columns) ^ set(index)))[:5]
+            raise InvalidInputError(
+                f"`{name}`: a DataFrame's columns must be the ports of its index (the same labels); "
+                f"labels in only one of them: {', '.join(extra)}"
+            )
+        frame = frame[index]  # the columns in the index's order, as pandas aligns by label
+    try:
+        values = frame.to_numpy()
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"`{name}` must be a square numeric matrix; {exc}") from None
+    dem = cls._from_dense(values, name)
+    return dataclasses.replace(dem, port_names=_names(index))
+
+
+def _from_graph(cls: type[Demand], graph: Any, name: str, weight: str) -> Demand:
+    if not graph.is_directed():
+        raise InvalidInputError(
+            f"`{name}`: a graph demand must be directed (a networkx DiGraph): traffic i -> j is not j -> i"
+        )
+    nodes = list(graph.nodes)
+    if not nodes:
+        raise InvalidInputError(f"`{name}` must not be empty; got a graph without nodes")
+    where = {v: k for k, v in enumerate(nodes)}
+    rows, cols, vals = [], [], []
+    for u, v, w in graph.edges(data=weight):
+        if w is None:
+            raise InvalidInputError(f"`{name}`: edge ({u!r}, {v!r}) has no {weight!r} attribute")
+        rows.append(where[u])
+        cols.append(where[v])
+        vals.append(w)
+    try:
+        data = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"`{name}`: edge {weight!r} attributes must be numbers; {exc}") from None
+    n = len(nodes)
+    coo = sp.coo_array(
+        (data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))), shape=(n, n)
+    )
+    dem = cls.from_matrix(coo, name=name)
+    return dataclasses.replace(dem, port_names=_names(nodes))
 
 
 def _warn_diagonal(diag: FloatArray, name: str) -> None:

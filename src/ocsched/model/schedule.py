@@ -13,8 +13,9 @@ import numpy as np
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model.configuration import Configuration
-from ocsched.model.demand import FloatArray
+from ocsched.model.demand import Demand, FloatArray
 from ocsched.model.schedule_json import schedule_from_dict, schedule_to_dict
+from ocsched.timing import held_times
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -81,6 +82,9 @@ class Schedule:
     fabric : Fabric or None
         The fabric it runs on; None means ``Fabric.uniform(len(switches), delta)`` (see
         :meth:`on_fabric`). ``delta`` is then the largest switch delay.
+    eps : Demand or None
+        The entries R sent on the fabric's packet switch (``fabric.eps_rate``), from time 0; the
+        circuits serve the rest. It ends at :attr:`eps_time`.
     """
 
     ports: int
@@ -93,6 +97,7 @@ class Schedule:
     status: str = "heuristic"
     dual_bound: float | None = None
     fabric: Fabric | None = None
+    eps: Demand | None = None
 
     def on_fabric(self) -> Fabric:
         """Return the fabric the schedule runs on (uniform of its ``delta`` when none was recorded)."""
@@ -104,12 +109,30 @@ class Schedule:
     def is_uniform(self) -> bool:
         """True for identical all-stop switches of its ``delta``, nothing failed (written as version 1)."""
         f = self.fabric
-        return f is None or (f.is_uniform and f.deltas[0] == self.delta and f.size == len(self.switches))
+        return self.eps is None and (
+            f is None or (f.is_uniform and f.deltas[0] == self.delta and f.size == len(self.switches))
+        )
 
     @property
     def makespan(self) -> float:
-        """The latest end of any configuration (0 for an empty schedule)."""
-        return max((c.end for sw in self.switches for c in sw), default=0.0)
+        """The latest end of any configuration or of the EPS part (0 for an empty schedule)."""
+        circuits = max((c.end for sw in self.switches for c in sw), default=0.0)
+        return circuits if self.eps is None else max(circuits, self.eps_time)
+
+    @property
+    def eps_time(self) -> float:
+        """When the EPS part ends: ``eps_latency + max line sum / eps_rate`` (0 when it is empty).
+
+        A non-blocking packet switch whose ports each send and receive at rate rho serves any R
+        by then (a fluid schedule: every entry at rate ``R_ij / t``, t the largest line sum over
+        rho, keeps each port within rho). Infinite when R is not empty and the fabric has no EPS.
+        """
+        if self.eps is None or not self.eps.nnz:
+            return 0.0
+        fab = self.on_fabric()
+        if not fab.eps_rate > 0:
+            return math.inf
+        return fab.eps_latency + self.eps.max_line_sum / fab.eps_rate
 
     @property
     def gap(self) -> float | None:
@@ -139,15 +162,38 @@ class Schedule:
         return np.array([max((c.end for c in sw), default=0.0) for sw in self.switches])
 
     def served(self) -> FloatArray:
-        """Dense n x n matrix of the time each circuit (i, j) is held, summed over switches."""
+        """Dense n x n matrix of the demand each circuit (i, j) serves, summed over switches.
+
+        Each circuit is credited as :func:`ocsched.validate` credits it
+        (:func:`ocsched.timing.held_times`): its switch's rate times the time it is lit, less any
+        time its switch is down or its link has failed, plus, under the partial model, the gap
+        before a configuration for a circuit kept from the previous one. A circuit on a
+        bidirectional switch is credited to (i, j) and (j, i). The packet switch's part
+        (:attr:`eps`), if any, is added.
+
+        >>> c = Configuration(0.5, 1.5, np.array([1, 0]))
+        >>> Schedule(ports=2, delta=0.5, switches=((c,),)).served().tolist()
+        [[0.0, 1.5], [1.5, 0.0]]
+        """
         n = self.ports
         flat = np.zeros(n * n)
         fab = self.on_fabric()
-        rates = fab.rates if fab.size == len(self.switches) else (1.0,) * len(self.switches)
-        for sw, rate in zip(self.switches, rates, strict=True):
-            for c in sw:
-                i, j = c.circuit_arrays()
-                np.add.at(flat, i * n + j, rate * c.duration)
+        if fab.size != len(self.switches):
+            fab = Fabric.uniform(max(1, len(self.switches)), self.delta)
+        for b, sw in enumerate(self.switches):
+            tuples = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
+            held = held_times(
+                tuples, model=fab.model, windows=fab.windows(b), failed_ports=fab.failed_ports(b)
+            )
+            rate = fab.switches[b].rate
+            for (_, _, i, j), h in zip(tuples, held, strict=True):
+                ok = (i >= 0) & (i < n) & (j >= 0) & (j < n)
+                np.add.at(flat, i[ok] * n + j[ok], rate * h[ok])
+                if fab.switches[b].bidirectional:  # a circuit (i, j) also carries j -> i
+                    back = ok & (i != j)
+                    np.add.at(flat, j[back] * n + i[back], rate * h[back])
+        if self.eps is not None and self.eps.n == n:
+            np.add.at(flat, self.eps.rows * n + self.eps.cols, self.eps.values)
         return flat.reshape(n, n)
 
     def to_dict(self) -> dict[str, Any]:
@@ -200,9 +246,21 @@ class Schedule:
             and self.status == other.status
             and self.dual_bound == other.dual_bound
             and self.on_fabric() == other.on_fabric()
+            and _same_eps(self.eps, other.eps)
             and len(self.switches) == len(other.switches)
             and all(
                 len(a) == len(b) and all(x.same_as(y) for x, y in zip(a, b, strict=True))
                 for a, b in zip(self.switches, other.switches, strict=True)
             )
         )
+
+
+def _same_eps(a: Demand | None, b: Demand | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (
+        a.n == b.n
+        and np.array_equal(a.rows, b.rows)
+        and np.array_equal(a.cols, b.cols)
+        and np.array_equal(a.values, b.values)
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import (
@@ -19,8 +21,10 @@ from ocsched.fabric import (
     LinkDown,
     Switch,
     SwitchDown,
+    _port_keys,
 )
 from ocsched.model.configuration import Configuration
+from ocsched.model.demand import Demand
 
 if TYPE_CHECKING:
     from ocsched.model.schedule import Schedule
@@ -66,7 +70,7 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
             "lower_bound": schedule.lower_bound,
             "splits": schedule.splits,
             "switches": [
-                {"delta": x.delta, "rate": x.rate, "configurations": c}
+                {"delta": x.delta, "rate": x.rate, **_port_keys(x), "configurations": c}
                 for x, c in zip(fab.switches, confs, strict=True)
             ],
             "down": [
@@ -77,6 +81,16 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
                 {"port": x.port, "switch": x.switch, "start": x.start} for x in fab.failed_links
             ],
         }
+        if fab.eps_rate or schedule.eps is not None:
+            # Only with a packet switch, so plain version-2 files stay as they were.
+            r = schedule.eps
+            out["eps"] = {
+                "rate": fab.eps_rate,
+                "latency": fab.eps_latency,
+                "entries": []
+                if r is None
+                else [[int(i), int(j), float(v)] for i, j, v in zip(r.rows, r.cols, r.values, strict=True)],
+            }
     # Written only when they say more than "a heuristic built it", so files stay as before.
     if schedule.status != "heuristic":
         out["status"] = schedule.status
@@ -105,7 +119,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     fabric: Fabric | None = None
     # A field of the other version would be silently ignored (a v1 file's failed links, a v2
     # file's single delta): the file does not say which to believe, so it is refused.
-    foreign = ("model", "down", "failed_links") if version == SCHEDULE_VERSION else ("delta",)
+    foreign = ("model", "down", "failed_links", "eps") if version == SCHEDULE_VERSION else ("delta",)
     for key in foreign:
         if key in data:
             raise InvalidInputError(
@@ -123,6 +137,10 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
     else:
         fabric = _read_fabric(data)
         delta = max(fabric.deltas)
+    eps = None
+    if version == SCHEDULE_VERSION_FABRIC and data.get("eps") is not None:
+        assert fabric is not None
+        fabric, eps = _read_eps(data["eps"], fabric, ports)
     lb = _optional(data, "lower_bound", numbers.Real, None)
     algorithm = _optional(data, "algorithm", str, "")
     splits = _optional(data, "splits", int, 0)
@@ -144,6 +162,9 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
                 "that is version 2 (version 1 has one top-level delta, rate 1)"
             )
         confs = []
+        # An endpoint may hold several circuits on a multi-port or bidirectional switch: there the
+        # validator counts its ports (the reader only refuses what no switch allows).
+        plain = fabric is None or b >= fabric.size or fabric.switches[b].is_plain
         for k, c in enumerate(_field(sw, "configurations", list, where)):
             w = f"{where}.configurations[{k}]"
             c = _object(c, w)
@@ -165,7 +186,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
                     raise InvalidInputError(
                         f"schedule `{w}.circuits` has port out of range 0..{ports - 1}: {pair}"
                     )
-                if i in seen:
+                if i in seen and plain:
                     raise InvalidInputError(f"schedule `{w}.circuits` uses input port {i} twice")
                 seen.add(i)
                 ins.append(i)
@@ -189,6 +210,7 @@ def schedule_from_dict(cls: type[Schedule], data: Mapping[str, Any]) -> Schedule
         status=status,
         dual_bound=None if dual is None else float(dual),
         fabric=fabric,
+        eps=eps,
     )
     if fabric is not None and fabric.size != len(switches):
         raise InvalidInputError(
@@ -231,8 +253,9 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
         where = f"switches[{b}]"
         sw = _object(sw, where, _SWITCH_KEYS)
         d, r = _field(sw, "delta", numbers.Real, where), _optional(sw, "rate", numbers.Real, 1.0)
+        ports = {key: sw[key] for key in ("bidirectional", "ports_per_endpoint") if key in sw}
         try:
-            sws.append(Switch(float(d), float(r)))
+            sws.append(Switch(float(d), float(r), **ports))
         except InvalidInputError as exc:
             raise InvalidInputError(f"schedule `{where}`: {exc}") from None
     if not sws:
@@ -266,9 +289,55 @@ def _read_fabric(data: Mapping[str, Any]) -> Fabric:
         raise InvalidInputError(f"schedule fabric: {exc}") from None
 
 
+def _read_eps(raw: Any, fabric: Fabric, ports: int) -> tuple[Fabric, Demand]:
+    """The ``eps`` section of a version-2 schedule: the packet switch's rate and latency, and its entries."""
+    sec = _object(raw, "eps", frozenset({"rate", "latency", "entries"}))
+    rate = float(_field(sec, "rate", numbers.Real, "eps"))
+    latency = float(_optional(sec, "latency", numbers.Real, 0.0))
+    entries = _field(sec, "entries", list, "eps")
+    if len(entries) > MAX_EPS_ENTRIES:
+        raise InvalidInputError(
+            f"schedule `eps.entries` lists {len(entries)} entries; at most {MAX_EPS_ENTRIES}"
+        )
+    rows, cols, vals = [], [], []
+    for k, e in enumerate(entries):
+        if (
+            not isinstance(e, list)
+            or len(e) != 3
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in e[:2])
+            or isinstance(e[2], bool)
+            or not isinstance(e[2], numbers.Real)
+        ):
+            raise InvalidInputError(f"schedule `eps.entries[{k}]` must be [i, j, amount]; got {e!r}")
+        i, j, v = int(e[0]), int(e[1]), float(e[2])
+        if not (0 <= i < ports and 0 <= j < ports) or i == j:
+            raise InvalidInputError(
+                f"schedule `eps.entries[{k}]` needs two different ports in 0..{ports - 1}; got {e!r}"
+            )
+        if not (math.isfinite(v) and v > 0):
+            raise InvalidInputError(
+                f"schedule `eps.entries[{k}]` amount must be finite and > 0; got {e[2]!r}"
+            )
+        rows.append(i)
+        cols.append(j)
+        vals.append(v)
+    try:
+        fab = dataclasses.replace(fabric, eps_rate=rate, eps_latency=latency)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"schedule `eps`: {exc}") from None
+    if not fab.eps_rate > 0:
+        raise InvalidInputError(f"schedule `eps.rate` must be > 0; got {rate!r}")
+    mat = sp.coo_array((vals, (rows, cols)), shape=(ports, ports)).tocsr()
+    mat.sum_duplicates()
+    return fab, Demand.from_matrix(mat, name="schedule `eps.entries`")
+
+
+#: Most entries an ``eps`` section may list (as many as a dense 1,000-port demand).
+MAX_EPS_ENTRIES = 1_000_000
+
 #: The keys a version-2 fabric's objects may have (the JSON Schema's ``additionalProperties:
 #: false``): an unknown one (``"rates"``, ``"stop"``) would be ignored without a word.
-_SWITCH_KEYS = frozenset({"delta", "rate", "configurations"})
+_SWITCH_KEYS = frozenset({"delta", "rate", "bidirectional", "ports_per_endpoint", "configurations"})
 _DOWN_KEYS = frozenset({"switch", "start", "end"})
 _LINK_KEYS = frozenset({"port", "switch", "start"})
 

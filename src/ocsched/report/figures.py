@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from ocsched._extras import missing_extra
 from ocsched.errors import OcschedError
 from ocsched.io import write_atomic
 from ocsched.report.tables import algorithms_in, group, name_fabrics, natural, ratios
@@ -79,7 +80,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise OcschedError("figures need matplotlib: pip install 'ocsched[plot]'") from None
+        raise OcschedError(missing_extra("figures", "matplotlib", "plot")) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

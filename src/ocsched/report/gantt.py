@@ -202,8 +202,10 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
     _check_drawable(schedule)
     plt = pyplot()
     s = max(len(schedule.switches), 1)
+    eps = getattr(schedule, "eps", None)
+    lane = eps is not None and eps.nnz > 0  # the packet switch: one more row, under the switches
     if ax is None:
-        _, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * s))
+        _, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * (s + lane)))
     fabric = schedule_fabric(schedule)
     uniform = len(set(fabric.switches)) == 1 and fabric.rates[0] == 1.0
     iteration = isinstance(schedule, IterationSchedule)
@@ -278,8 +280,35 @@ def plot_schedule(schedule: Schedule | IterationSchedule, ax: Any = None, *, tit
         linewidth=0.8,
         label=f"makespan {schedule.makespan:.4g}",
     )
-    ax.set_yticks(range(s), [_row_label(fabric, b, uniform) for b in range(s)])
-    ax.set_ylim(s - 0.5, -0.5)  # switch 0 on top
+    labels = [_row_label(fabric, b, uniform) for b in range(s)]
+    if lane and isinstance(schedule, Schedule):
+        end = schedule.eps_time
+        if fabric.eps_latency > 0:
+            ax.barh(
+                s,
+                fabric.eps_latency,
+                left=0.0,
+                height=0.7,
+                color="white",
+                edgecolor="0.4",
+                hatch="..",
+                linewidth=0.4,
+                gid="eps-latency",
+            )
+        ax.barh(
+            s,
+            end - fabric.eps_latency,
+            left=fabric.eps_latency,
+            height=0.7,
+            color="0.75",
+            edgecolor="black",
+            linewidth=0.4,
+            gid="eps",
+            label=f"packet switch (rate {fabric.eps_rate:g})",
+        )
+        labels.append("EPS")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # switch 0 on top
     ax.set_xlabel("time (hatched: reconfiguration delay δ; number: permutation)")
     deltas = f"δ = {fabric.deltas[0]:g}" if len(set(fabric.deltas)) == 1 else "δ per switch"
     model = "" if fabric.model == "all-stop" else f", {fabric.model} reconfiguration"

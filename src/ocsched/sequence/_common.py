@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -13,6 +15,13 @@ RngLike = np.random.Generator | int | None
 Tagged = list[list[tuple[int, Configuration]]]  # per switch: (phase, configuration) in time order
 Held = list[Configuration | None]  # per switch: the configuration it holds (its last one)
 Pieces = list[tuple[NDArray[np.int64], float]]  # (permutation, total time held)
+
+
+#: While ``schedule_iteration(predicted=...)`` runs: the base configurations of each phase (by
+#: its demand's key), its prediction's plan fitted to it, used instead of the base scheduler.
+FITTED: ContextVar[dict[bytes, tuple[tuple[Configuration, ...], ...]] | None] = ContextVar(
+    "fitted", default=None
+)
 
 
 class BaseSchedules:
@@ -28,6 +37,9 @@ class BaseSchedules:
 
     def __call__(self, demand: Demand) -> tuple[tuple[Configuration, ...], ...]:
         key = demand_key(demand)
+        fitted = FITTED.get()
+        if fitted is not None and key in fitted:
+            return fitted[key]
         if self.cacheable and key in self.cache:
             return self.cache[key]
         out = self.run(demand, self.fabric, self.rng).switches

@@ -290,19 +290,49 @@ def _kept(
     return Configuration.sparse(t, 0.0, ins[first], outs[first], ports=n)
 
 
-def validate_any(schedule: Schedule | IterationSchedule, demand: Any, **kwargs: Any) -> ValidationReport:
+def validate_any(
+    schedule: Schedule | IterationSchedule,
+    demand: Any,
+    *,
+    fabric: Fabric | None = None,
+    delta: float | None = None,
+    switches: int | None = None,
+    tol: float = TOL,
+    max_violations: int = 1000,
+) -> ValidationReport:
     """:func:`ocsched.validate.validate` for a Schedule, :func:`validate_iteration` for an iteration's.
 
-    This is ``ocsched.validate``: one entry point for both kinds of schedule.
+    This is ``ocsched.validate``: one entry point for both kinds of schedule, with the same
+    keywords (see :func:`ocsched.validate.validate` for what each checks).
+
+    Parameters
+    ----------
+    schedule : Schedule or IterationSchedule
+        The schedule to check.
+    demand : array_like, sparse matrix, Demand, DataFrame, DiGraph or Iteration
+        What it must serve (an Iteration for an iteration schedule).
+    fabric : Fabric, optional
+        The real fabric to check against as well.
+    delta : float, optional
+        The real uniform delay.
+    switches : int, optional
+        The real number of switches.
+    tol : float
+        Relative tolerance (:data:`ocsched.validate.TOL`).
+    max_violations : int
+        Stop listing after this many.
 
     >>> from ocsched import schedule
     >>> validate_any(schedule([[0, 1], [1, 0]], switches=1, delta=0.1), [[0, 1], [1, 0]]).ok
     True
     """
+    kw: dict[str, Any] = dict(
+        fabric=fabric, delta=delta, switches=switches, tol=tol, max_violations=max_violations
+    )
     if isinstance(schedule, IterationSchedule):
         if not isinstance(demand, Iteration):
             raise InvalidInputError(
                 f"an iteration schedule is validated against an Iteration; got {type(demand).__name__}"
             )
-        return validate_iteration(schedule, demand, **kwargs)
-    return validate(schedule, demand, **kwargs)
+        return validate_iteration(schedule, demand, **kw)
+    return validate(schedule, demand, **kw)

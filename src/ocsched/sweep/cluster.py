@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
+from ocsched._extras import missing_extra
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.sweep.results import RunSpec
 
@@ -30,7 +31,7 @@ def distributed_module() -> Any:
     try:
         import distributed
     except ImportError:
-        raise OcschedError("--cluster needs Dask distributed: pip install 'ocsched[dask]'") from None
+        raise OcschedError(missing_extra("clusters (--cluster)", "Dask distributed", "dask")) from None
     return distributed
 
 

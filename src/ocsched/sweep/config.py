@@ -6,7 +6,7 @@ reconfiguration delays ``delta`` and algorithms::
     switches = [4, 16]
     delta = [0.01, 0.04]
     algorithms = ["spectra", "spectra-noeq"]
-    normalized = true            # divide each matrix by its largest line sum (default true)
+    normalized = true            # divide each matrix by its largest line sum (default true; or `normalize`)
 
     [[workloads]]
     name = "standard"            # a key of ocsched.workloads.WORKLOADS
@@ -16,6 +16,7 @@ reconfiguration delays ``delta`` and algorithms::
     options = { n = 100 }        # fixed generator options
     grid = { flows = [8, 16] }   # optional: each combination is a separate instance
     # switches, delta, algorithms, normalized and link_gbps may be overridden per workload
+    # eps_rate = [0, 0.5]        # optional: a packet switch of that rate beside the grid's switches
 
     [[workloads]]
     path = "traces/*.npy"        # your own matrices (any format ocsched.io reads), a glob
@@ -113,6 +114,7 @@ _TOP_KEYS = {
     "algorithms",
     "normalized",
     "link_gbps",
+    "eps_rate",
     "workloads",
     "name",
     "description",
@@ -142,7 +144,26 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str,
             cfg = tomllib.loads(p.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InvalidInputError(f"`config` file {p} is not valid TOML: {exc}") from None
+    cfg = _spelled(cfg)
     expand(cfg, base=base_dir(source))  # validate now, at the boundary
+    return cfg
+
+
+def _spelled(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``normalize`` (the API's and the CLI's spelling) as the stored key ``normalized``, anywhere."""
+
+    def one(table: Any, where: str) -> Any:
+        if not isinstance(table, Mapping) or "normalize" not in table:
+            return table
+        if "normalized" in table:
+            raise InvalidInputError(f"`{where}`: give `normalize` or `normalized`, not both")
+        out = {k: v for k, v in table.items() if k != "normalize"}
+        out["normalized"] = table["normalize"]
+        return out
+
+    cfg = one(cfg, "config")
+    if isinstance(cfg.get("workloads"), list):
+        cfg["workloads"] = [one(w, f"workloads[{k}]") for k, w in enumerate(cfg["workloads"])]
     return cfg
 
 
@@ -317,30 +338,95 @@ def iteration_algorithm(name: str, where: str = "algorithms") -> tuple[str, str]
     return alg, base
 
 
-def _iteration_entry(entry: Mapping[str, Any], config: Mapping[str, Any], where: str) -> list[Setting]:
-    """The settings ``(algorithm, switches, delta, None, None)`` of an iteration workload's entry."""
-    for key, why in (
-        ("fabrics", "iteration workloads run on a `switches` x `delta` grid"),
-        ("link_gbps", "set the generator's own option (e.g. options = { link_gbps = 100 })"),
-    ):
-        if key in entry:
-            raise InvalidInputError(f"`{where}.{key}` is not allowed here: {why}")
+def _iteration_entry(
+    entry: Mapping[str, Any],
+    config: Mapping[str, Any],
+    where: str,
+    base: Path,
+    named: dict[str, str],
+) -> list[Setting]:
+    """The settings of an iteration workload's entry: a ``switches`` x ``delta`` grid or ``fabrics``.
+
+    An iteration scheduler runs on any fabric its base scheduler supports (checked here, one line
+    naming the feature otherwise).
+    """
+    if "link_gbps" in entry:
+        raise InvalidInputError(
+            f"`{where}.link_gbps` is not allowed here: set the generator's own option "
+            "(e.g. options = { link_gbps = 100 })"
+        )
     if entry.get("normalized", False) is not False:
         raise InvalidInputError(
             f"`{where}.normalized` must be false for an iteration workload (its gaps share the demand's unit)"
         )
     algs = _as_list(entry.get("algorithms", list(ITERATION_ALGORITHMS)), f"{where}.algorithms")
-    for a in algs:
-        iteration_algorithm(a, f"{where}.algorithms")
+    bases = [iteration_algorithm(a, f"{where}.algorithms")[1] for a in algs]
+    # Iterations schedule circuits only (see ocsched.sequence): a packet switch is refused here.
+    return _settings(entry, config, where, base, named, [str(a) for a in algs], bases, frozenset({"eps"}))
 
-    def get(key: str) -> Any:
-        return entry.get(key, config.get(key))
 
-    if "switches" not in entry and "delta" not in entry and "fabrics" in config:
-        raise InvalidInputError(f"`{where}`: an iteration workload needs its own `switches` and `delta`")
+def _settings(
+    entry: Mapping[str, Any],
+    config: Mapping[str, Any],
+    where: str,
+    base: Path,
+    named: dict[str, str],
+    algs: list[str],
+    runs_on: list[str],
+    refused: frozenset[str] = frozenset(),
+) -> list[Setting]:
+    """Each algorithm's settings: the entry's (or else the config's) ``fabrics`` or its grid.
+
+    ``runs_on[k]`` is the scheduler that must support each fabric for ``algs[k]`` (itself, or an
+    iteration scheduler's base); one line naming the missing feature otherwise, and for a fabric
+    with a feature in ``refused`` (what iterations do not support).
+    """
+
+    def check(fab: Fabric, fname: str) -> None:
+        bad = sorted(refused & fabric_features(fab))
+        if bad:
+            raise InvalidInputError(f"`{where}`: fabric {fname!r} has {', '.join(bad)}: not supported here")
+
+    grid_here = {"switches", "delta"} & set(entry)
+    level = entry if "fabrics" in entry or grid_here else config
+    if "fabrics" in level and {"switches", "delta"} & set(level):
+        raise InvalidInputError(f"`{where}`: give either `fabrics` or `switches`/`delta`, not both")
+    if "fabrics" in level:
+        settings: list[Setting] = []
+        for fname, fab in _fabrics(level["fabrics"], where, base):
+            spec = canonical_fabric(fab)
+            if named.setdefault(fname, spec) != spec:
+                raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
+            check(fab, fname)
+            for a, b in zip(algs, runs_on, strict=True):
+                _check_runs_on(b, fab, fname, where)
+                settings.append((a, fab.size, max(fab.deltas), fname, spec))
+        return settings
+    for b in runs_on:
+        needs = ", ".join(sorted(SCHEDULERS[b].requires))
+        if needs:
+            raise InvalidInputError(
+                f"`{where}`: algorithm {b!r} needs a fabric with {needs}; give `fabrics` "
+                "(a `switches` x `delta` grid is identical all-stop switches)"
+            )
+
+    def get(key: str, default: Any = None) -> Any:
+        return entry.get(key, config.get(key, default))
+
     switches = _switch_counts(get("switches"), f"{where}.switches")
     deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta"), "delta")]
-    return [(str(a), s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
+    rhos = [check_number(x, f"{where}.eps_rate", low=0.0) for x in _as_list(get("eps_rate", 0.0), "eps_rate")]
+    settings = []
+    for (a, b), s, d, rho in itertools.product(zip(algs, runs_on, strict=True), switches, deltas, rhos):
+        if not rho:  # rho = 0: the plain grid point, keyed as before
+            settings.append((a, s, d, None, None))
+            continue
+        fab = Fabric.uniform(s, d).with_eps(rho)
+        fname = f"{s} switches, delta {d:g}, eps {rho:g}"
+        check(fab, fname)
+        _check_runs_on(b, fab, fname, where)
+        settings.append((a, s, d, fname, canonical_fabric(fab)))
+    return settings
 
 
 def _instances(
@@ -440,7 +526,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
         if entry.get("name") in ITERATION_WORKLOADS and "path" not in entry:
             it_name = str(entry["name"])
             known = ITERATION_WORKLOADS[it_name].options()
-            it_settings = _iteration_entry(entry, config, where)
+            it_settings = _iteration_entry(entry, config, where, base, named)
             runs += _instances(
                 entry,
                 it_name,
@@ -458,30 +544,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                 raise InvalidInputError(
                     f"`{where}`: unknown algorithm {a!r}; choose one of {', '.join(SCHEDULERS)}"
                 )
-        grid_here = {"switches", "delta"} & set(entry)
-        level = entry if "fabrics" in entry or grid_here else config
-        if "fabrics" in level and {"switches", "delta"} & set(level):
-            raise InvalidInputError(f"`{where}`: give either `fabrics` or `switches`/`delta`, not both")
-        settings: list[Setting] = []
-        if "fabrics" in level:
-            for fname, fab in _fabrics(level["fabrics"], where, base):
-                spec = canonical_fabric(fab)
-                if named.setdefault(fname, spec) != spec:
-                    raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
-                for a in algs:
-                    _check_runs_on(a, fab, fname, where)
-                settings += [(a, fab.size, max(fab.deltas), fname, spec) for a in algs]
-        else:
-            for a in algs:
-                needs = ", ".join(sorted(SCHEDULERS[a].requires))
-                if needs:
-                    raise InvalidInputError(
-                        f"`{where}`: algorithm {a!r} needs a fabric with {needs}; give `fabrics` "
-                        "(a `switches` x `delta` grid is identical all-stop switches)"
-                    )
-            switches = _switch_counts(get("switches", None), f"{where}.switches")
-            deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta", None), "delta")]
-            settings = [(a, s, d, None, None) for a, s, d in itertools.product(algs, switches, deltas)]
+        settings = _settings(entry, config, where, base, named, algs, algs)
         normalized = check_bool(get("normalized", True), f"{where}.normalized")
         if "path" in entry:
             label = str(entry.get("label", "files"))

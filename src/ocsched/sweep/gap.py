@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ocsched._checks import check_choice, check_delta, check_int, check_number, check_switches
+from ocsched._jit import clock
 from ocsched.bounds import lower_bound
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.exact import DEFAULT_NODE_LIMIT, solve_exact
@@ -117,7 +117,7 @@ def _instance(workload: str, n: int, seed: int, options: Mapping[str, Any], dens
     if workload == "random":
         matrix = random_instance(n, density=density, rng=seed + k)
     else:
-        matrix = generate(workload, seed=seed + k, normalized=True, n=n, **options).copy()
+        matrix = generate(workload, rng=seed + k, normalize=True, n=n, **options).copy()
         np.fill_diagonal(matrix, 0.0)  # a port's traffic to itself is local
     return Demand.from_matrix(matrix)
 
@@ -207,11 +207,11 @@ def run_gap(
     report = GapReport(workload, n, samples, seed, time_limit, heuristics, node_limit)
     total = len(sw_list) * len(dl_list) * samples
     done = 0
-    t0 = time.perf_counter()
+    t0 = clock()
 
     def tick() -> None:
         if progress is not None:
-            elapsed = time.perf_counter() - t0
+            elapsed = clock() - t0
             eta = elapsed / done * (total - done) if done else None
             progress(GapProgress(total, done, elapsed, eta))
 

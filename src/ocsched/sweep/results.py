@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ocsched._extras import missing_extra
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 
@@ -99,7 +100,7 @@ def pyarrow_modules() -> tuple[Any, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise OcschedError("Sweep result files need pyarrow: pip install 'ocsched[sweep]'") from None
+        raise OcschedError(missing_extra("Sweep result files", "pyarrow", "sweep")) from None
     return pa, pq
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ocsched._jit import clock
 from ocsched.bounds import lower_bound
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 
 def _demand(spec: RunSpec) -> Demand | Iteration:
     if spec.workload in ITERATION_WORKLOADS:
-        return generate_iteration(spec.workload, seed=derive_seeds(spec.seed)[0], **spec.option_values())
+        return generate_iteration(spec.workload, rng=derive_seeds(spec.seed)[0], **spec.option_values())
     if spec.workload == FILE_WORKLOAD:
         assert spec.source is not None  # set by expand for every file run
         m = read_demand(spec.source, name=spec.label).to_dense()
@@ -62,8 +63,8 @@ def _demand(spec: RunSpec) -> Demand | Iteration:
     else:
         m = generate(
             spec.workload,
-            seed=derive_seeds(spec.seed)[0],
-            normalized=spec.normalized,
+            rng=derive_seeds(spec.seed)[0],
+            normalize=spec.normalized,
             link_gbps=spec.link_gbps,
             **spec.option_values(),
         )
@@ -101,7 +102,7 @@ def run_batch(specs: Sequence[RunSpec], types: Mapping[str, str] | None = None) 
             continue
         base = {"ports": dem.n, "nonzeros": dem.nnz}
         try:
-            t0 = time.perf_counter()
+            t0 = clock()
             if spec.fabric_spec is None:
                 sched = schedule(
                     dem,
@@ -110,13 +111,13 @@ def run_batch(specs: Sequence[RunSpec], types: Mapping[str, str] | None = None) 
                     algorithm=spec.algorithm,
                     rng=derive_seeds(spec.seed)[1],
                 )
-                wall = time.perf_counter() - t0
+                wall = clock() - t0
                 report = validate(sched, dem)
             else:
                 fab = Fabric.from_dict(json.loads(spec.fabric_spec))
                 # The row's lower_bound is the schedule's: lower_bound(dem, fabric=fab).
                 sched = schedule(dem, fabric=fab, algorithm=spec.algorithm, rng=derive_seeds(spec.seed)[1])
-                wall = time.perf_counter() - t0
+                wall = clock() - t0
                 report = validate(sched, dem, fabric=fab)
         except Exception as exc:
             rows.append(result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}"))
@@ -166,20 +167,23 @@ def _iteration_run(
     base = {"ports": it.n, "nonzeros": sum(p.demand.nnz for p in it.phases), "phases": len(it)}
     alg, base_alg = iteration_algorithm(spec.algorithm)
     rng = derive_seeds(spec.seed)[1]
+    # A grid setting is identical all-stop switches; a `fabrics` setting carries its fabric.
+    where: dict[str, Any] = (
+        {"switches": spec.switches, "delta": spec.delta}
+        if spec.fabric_spec is None
+        else {"fabric": Fabric.from_dict(json.loads(spec.fabric_spec))}
+    )
     try:
-        t0 = time.perf_counter()
-        sched = schedule_iteration(
-            it, switches=spec.switches, delta=spec.delta, algorithm=alg, base=base_alg, rng=rng
-        )
-        wall = time.perf_counter() - t0
-        report = validate_iteration(sched, it)
-        ref_key = (spec.instance, spec.switches, spec.delta, base_alg)
+        t0 = clock()
+        sched = schedule_iteration(it, algorithm=alg, base=base_alg, rng=rng, **where)
+        wall = clock() - t0
+        report = validate_iteration(sched, it, **where)
+        ref_key = (spec.instance, spec.switches, spec.delta, spec.fabric_spec, base_alg)
         if alg == "independent":
             independent[ref_key] = sched
         elif ref_key not in independent:
-            independent[ref_key] = schedule_iteration(
-                it, switches=spec.switches, delta=spec.delta, algorithm="independent", base=base_alg, rng=rng
-            )
+            ind = "independent"
+            independent[ref_key] = schedule_iteration(it, algorithm=ind, base=base_alg, rng=rng, **where)
     except Exception as exc:
         return result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}")
     if not report.ok:
@@ -405,7 +409,7 @@ def run_sweep(
         check_out(out_p)
     elif out_p.is_dir() and any(out_p.iterdir()) and not (out_p / MANIFEST).is_file():
         raise InvalidInputError(f"`out` directory {out_p} is not empty and holds no sweep; choose another")
-    t0 = time.perf_counter()
+    t0 = clock()
     done = failed = 0
     failures: list[str] = []
     with contextlib.ExitStack() as stack:
@@ -442,7 +446,7 @@ def run_sweep(
         def report() -> None:
             if progress is None:
                 return
-            elapsed = time.perf_counter() - t0
+            elapsed = clock() - t0
             eta = None
             if done and finished_batches >= min(parallel, len(batches)):
                 eta = elapsed / done * (len(todo) - done)
@@ -469,7 +473,7 @@ def run_sweep(
         done,
         failed,
         len(batches),
-        time.perf_counter() - t0,
+        clock() - t0,
         failures,
     )
 
@@ -511,9 +515,9 @@ def estimate_sweep(
     todo = [s for s in specs if s.key not in finished]
     gen = np.random.default_rng(rng)
     picked = [todo[i] for i in sorted(gen.choice(len(todo), size=min(sample, len(todo)), replace=False))]
-    t0 = time.perf_counter()
+    t0 = clock()
     for spec in picked:
         run_batch([spec])
-    per_run = (time.perf_counter() - t0) / max(len(picked), 1)
+    per_run = (clock() - t0) / max(len(picked), 1)
     nworkers = workers if workers is not None else (os.cpu_count() or 1)
     return SweepEstimate(len(specs), len(todo), len(picked), per_run, max(nworkers, 1))

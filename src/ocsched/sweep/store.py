@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ocsched._extras import missing_extra
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io import write_atomic
@@ -105,7 +106,7 @@ def locked(out: Path) -> Iterator[None]:
     try:
         import filelock
     except ImportError:
-        raise OcschedError("Sweeps need filelock: pip install 'ocsched[sweep]'") from None
+        raise OcschedError(missing_extra("Sweeps", "filelock", "sweep")) from None
     out.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(out / LOCK)
     try:

@@ -2,7 +2,8 @@
 
 Every generator is a function ``f(*, rng, **options) -> ndarray`` listed in :data:`WORKLOADS`
 with its natural unit: ``"time"`` (already time at one link's line rate) or ``"bytes"``.
-:func:`generate` seeds it, converts bytes to seconds with ``link_gbps`` and normalises on request.
+:func:`generate` seeds it (``rng=``), converts bytes to seconds with ``link_gbps`` and normalises on
+request (``normalize=True``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_number
-from ocsched.workloads._common import block_diagonal, call_generator, normalize, options_of
+from ocsched.workloads import _common
+from ocsched.workloads._common import _UNSET, block_diagonal, call_generator, normalize, options_of, renamed
 from ocsched.workloads.coflow import coflow
 from ocsched.workloads.gpt import gpt, gpt32
 from ocsched.workloads.iteration import (
@@ -98,9 +100,11 @@ def workloads() -> dict[str, str]:
 def generate(
     name: str,
     *,
-    seed: int | np.random.Generator | None = None,
+    rng: int | np.random.Generator | None = _UNSET,
     link_gbps: float | None = None,
-    normalized: bool = False,
+    normalize: bool = _UNSET,
+    seed: int | np.random.Generator | None = _UNSET,
+    normalized: bool = _UNSET,
     **options: Any,
 ) -> NDArray[np.float64]:
     """Generate the workload ``name`` with ``options``.
@@ -109,27 +113,29 @@ def generate(
     ----------
     name : str
         A key of :data:`WORKLOADS` (see :func:`workloads`).
-    seed : int, Generator or None
-        Seed for the generator's randomness.
+    rng : int, Generator or None
+        Seed for the generator's randomness (``seed=`` is its deprecated spelling).
     link_gbps : float, optional
         For byte-valued workloads: convert bytes to seconds on one link of this rate.
-    normalized : bool
-        Divide by the largest line sum (applied last).
+    normalize : bool
+        Divide by the largest line sum (applied last; ``normalized=`` is its deprecated spelling).
     **options
         The generator's own options.
 
     Examples
     --------
-    >>> d = generate("standard", n=8, flows=4, seed=1, normalized=True)
+    >>> d = generate("standard", n=8, flows=4, rng=1, normalize=True)
     >>> d.shape, round(float(max(d.sum(0).max(), d.sum(1).max())), 9)
     ((8, 8), 1.0)
     """
-    matrix = np.asarray(call_generator(WORKLOADS, name, seed, options), dtype=np.float64)
+    rng = renamed(rng, seed, "rng", "seed", None)
+    scale = renamed(normalize, normalized, "normalize", "normalized", False)
+    matrix = np.asarray(call_generator(WORKLOADS, name, rng, options), dtype=np.float64)
     w = WORKLOADS[name]
     if link_gbps is not None:
         check_number(link_gbps, "link_gbps", low=0.0, closed=False)
         if w.unit == "bytes":
             matrix = matrix * 8.0 / (float(link_gbps) * 1e9)
-    if normalized:
-        matrix = normalize(matrix)
+    if scale:
+        matrix = _common.normalize(matrix)
     return matrix

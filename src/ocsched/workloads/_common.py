@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -63,6 +64,25 @@ def call_generator(
     if "rng" in inspect.signature(func).parameters:
         kwargs["rng"] = np.random.default_rng(seed)
     return func(**kwargs)
+
+
+_UNSET: Any = object()  # a keyword that was not passed (None is a valid seed)
+
+
+def renamed(new: Any, old: Any, new_name: str, old_name: str, default: Any) -> Any:
+    """The value of keyword ``new_name``, or of its deprecated spelling ``old_name`` (with a warning).
+
+    >>> renamed(_UNSET, _UNSET, "rng", "seed", None) is None
+    True
+    """
+    if old is _UNSET:
+        return default if new is _UNSET else new
+    if new is not _UNSET:
+        raise InvalidInputError(f"give `{new_name}` only (`{old_name}` is its deprecated spelling)")
+    warnings.warn(
+        f"`{old_name}=` is deprecated; use `{new_name}=` (the same value)", DeprecationWarning, stacklevel=3
+    )
+    return old
 
 
 def normalize(matrix: NDArray[np.float64]) -> NDArray[np.float64]:

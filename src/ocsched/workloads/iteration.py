@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.iteration import Iteration, Phase
-from ocsched.workloads._common import call_generator, options_of
+from ocsched.workloads._common import _UNSET, call_generator, options_of, renamed
 from ocsched.workloads.coflow import Trace, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
 from ocsched.workloads.moe import POPULARITIES, calibrate, moe_shape
@@ -416,7 +416,11 @@ def iteration_workloads() -> dict[str, str]:
 
 
 def generate_iteration(
-    name: str, *, seed: int | np.random.Generator | None = None, **options: Any
+    name: str,
+    *,
+    rng: int | np.random.Generator | None = _UNSET,
+    seed: int | np.random.Generator | None = _UNSET,
+    **options: Any,
 ) -> Iteration:
     """Generate the iteration workload ``name`` with ``options`` (a key of :data:`ITERATION_WORKLOADS`).
 
@@ -427,8 +431,9 @@ def generate_iteration(
 
     Examples
     --------
-    >>> len(generate_iteration("moe-iteration", gpus=8, layers=3, seed=1))
+    >>> len(generate_iteration("moe-iteration", gpus=8, layers=3, rng=1))
     6
     """
-    it: Iteration = call_generator(ITERATION_WORKLOADS, name, seed, options, kind="iteration workload")
+    rng = renamed(rng, seed, "rng", "seed", None)
+    it: Iteration = call_generator(ITERATION_WORKLOADS, name, rng, options, kind="iteration workload")
     return it

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ocsched._checks import check_bool, check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal
+from ocsched.workloads.drift import drift_step
 
 __all__ = [
     "MAX_GPUS",
@@ -229,6 +230,8 @@ def moe(
     dirichlet_alpha: float | None = None,
     shared_popularity: bool = False,
     combine: bool = False,
+    drift: float = 0.0,
+    step: int = 0,
     rng: np.random.Generator | int | None = None,
 ) -> NDArray[np.float64]:
     """Return the bytes each GPU sends to each other GPU in one MoE layer's all-to-all.
@@ -287,6 +290,13 @@ def moe(
         One popularity vector for all sources instead of one per source.
     combine : bool
         Add the combine (return) traffic, the transpose of the dispatch.
+    drift : float
+        Relative L1 drift per step (:func:`ocsched.workloads.drift.drift_step`): with the same
+        seed, ``step=t`` is step 0's matrix drifted t times, each step exactly ``drift`` (in
+        L1, relative to the step before) from the one before. 0 (the default) or ``step=0``:
+        the matrix is exactly the one without these options.
+    step : int
+        The step (iteration or layer) of the drifting sequence, >= 0.
     rng : Generator, int or None
         Source of randomness.
 
@@ -306,6 +316,9 @@ def moe(
     >>> d = moe(gpus=8, rng=0)
     >>> d.shape, float(np.trace(d)), int((d > 0).sum(axis=1).max())
     ((8, 8), 0.0, 7)
+    >>> later = moe(gpus=8, rng=0, drift=0.1, step=1)
+    >>> round(float(np.abs(later - d).sum() / d.sum()), 9)
+    0.1
     >>> d2 = moe(gpus=8, popularity="uniform", rng=0)
     >>> bool(abs(d2.sum() / (2048 * 2) / (8 * 4096 * 8) - 7 / 8) < 0.01)  # 7/8 of slots leave
     True
@@ -359,6 +372,10 @@ def moe(
     out = per_gpu * float(h * e)
     if combine:
         out = out + out.T
+    steps = check_int(step, "step", minimum=0, maximum=MAX_SIZE)
+    if check_number(drift, "drift", low=0.0) > 0.0:
+        for _ in range(steps):  # drawn after the routing: step 0 is the matrix without drift
+            out = drift_step(out, drift, gen)
     return out
 
 

@@ -27,6 +27,7 @@ import struct
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ocsched._extras import install_hint
 from ocsched.errors import InvalidInputError
 
 __all__ = [
@@ -526,7 +527,7 @@ def protobuf_classes() -> dict[str, Any]:
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
     except ImportError:
         raise InvalidInputError(
-            "the protobuf codec needs the `protobuf` package: pip install 'ocsched[traces]' "
+            f"the protobuf codec needs the `protobuf` package: {install_hint('traces')} "
             "(or use codec='python')"
         ) from None
     fd = descriptor_pb2.FileDescriptorProto(name="ocsched/chakra_et_def.proto", package="ChakraProtoMsg")

@@ -1,0 +1,92 @@
+"""The first run: no heavy import for light work, one compile message, no compile in run times."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ocsched import _jit
+
+HEAVY = ("numba", "scipy.optimize", "scipy.sparse._base", "pyarrow", "dask", "matplotlib", "pandas")
+
+
+def _loaded_after(code: str, tmp_path: Path) -> list[str]:
+    script = code + f"\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    loaded: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_import_loads_no_heavy_module(tmp_path: Path) -> None:
+    assert _loaded_after("import ocsched", tmp_path) == []
+
+
+def test_help_and_bound_load_no_heavy_module(tmp_path: Path) -> None:
+    np.save(tmp_path / "d.npy", np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]], float))
+    run = textwrap.dedent(
+        """
+        import contextlib, io, sys
+        from ocsched.cli import main
+        for argv in (["--help"], ["bound", "d.npy", "-s", "2", "-d", "0.1"]):
+            sys.argv = ["ocsched", *argv]
+            with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
+                main()
+            assert out.getvalue(), argv
+        """
+    )
+    assert _loaded_after(run, tmp_path) == []
+
+
+def test_command_map_matches_the_app() -> None:
+    from ocsched.cli import COMMANDS, app
+
+    registered = {c.name: c.callback.__module__.rsplit(".", 1)[-1] for c in app.registered_commands}
+    assert registered == COMMANDS
+
+
+KERNELS = """
+import sys, time
+from ocsched import _jit
+
+def _a(x):
+    return x + 1.0
+
+def _b(x):
+    return a(x) * 2.0
+
+a = _jit.Kernel(_a)
+b = _jit.Kernel(_b)
+if __name__ == "__main__":
+    t0, c0 = time.perf_counter(), _jit.clock()
+    with _jit.compiled_only():
+        assert b(1.0) == 4.0 and a(1.0) == 2.0
+    wall, run = time.perf_counter() - t0, _jit.clock() - c0
+    print(wall - run, _jit.compile_seconds())
+"""
+
+
+@pytest.mark.skipif(not _jit.HAVE_NUMBA, reason="numba not installed")
+def test_compile_said_once_and_kept_out_of_run_time(tmp_path: Path) -> None:
+    (tmp_path / "kern.py").write_text(KERNELS)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_DISABLE_JIT": "0"}
+    out = subprocess.run(
+        [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
+    )
+    assert out.stderr.count("compiling kernels, once") == 1, out.stderr
+    left_out, compile_s = map(float, out.stdout.split())
+    assert compile_s > 0.0
+    assert left_out == pytest.approx(compile_s, rel=1e-6)
+    # The second process loads from the cache: nothing to say.
+    again = subprocess.run(
+        [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
+    )
+    assert "compiling" not in again.stderr
