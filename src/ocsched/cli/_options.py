@@ -250,7 +250,7 @@ def _warn_if_bytes(dem: Demand) -> None:
 
     import numpy as np
 
-    values = dem.to_sparse().data
+    values = np.asarray(dem.values)
     if values.size and float(values.min()) >= BYTES_HINT and bool(np.all(values == np.round(values))):
         logging.getLogger("ocsched.cli").warning(
             "the demand's entries are whole numbers >= %g (up to %.3g): if they are bytes, give "
