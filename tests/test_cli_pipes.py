@@ -98,17 +98,27 @@ def test_export_out_dash_is_stdout(tmp_path: Path) -> None:
     assert run("export", tmp_path / "s.json", "-o", "-").stdout == run("export", tmp_path / "s.json").stdout
 
 
-def test_quiet_silences_warnings_verbose_shows_info(tmp_path: Path) -> None:
-    # a 1-based long-form file logs a warning (ocsched.io); --quiet drops it, also from ocsched.kernels
+def test_quiet_silences_warnings_verbose_shows_info(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # a 1-based long-form file logs a warning (ocsched.io); --quiet drops it
+    p = tmp_path / "one.csv"
+    p.write_text("src,dst,value\n1,2,1\n2,1,1\n")
+    loud = run("bound", p, "-s", "1", "-d", "0.1")
+    assert any(r.levelname == "WARNING" for r in caplog.records)
+    caplog.clear()
+    quiet = run("bound", p, "-s", "1", "-d", "0.1", "--quiet")
+    assert not caplog.records and quiet.stdout == loud.stdout
+    both = run("bound", p, "-s", "1", "-d", "0.1", "-q", "-v")
+    assert both.exit_code == 2 and "--quiet" in both.stderr
+
+
+@pytest.mark.slow  # a fresh process: ~2 s alone, far more on a loaded machine
+def test_quiet_in_a_process_of_its_own(tmp_path: Path) -> None:
     p = tmp_path / "one.csv"
     p.write_text("src,dst,value\n1,2,1\n2,1,1\n")
     cmd = [sys.executable, "-m", "ocsched", "bound", str(p), "-s", "1", "-d", "0.1"]
     loud = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert "WARNING" in loud.stderr
     quiet = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, check=True)
-    assert quiet.stderr == "" and quiet.stdout == loud.stdout
-    both = subprocess.run([*cmd, "-q", "-v"], capture_output=True, text=True)
-    assert both.returncode == 2 and "--quiet" in both.stderr
+    assert "WARNING" in loud.stderr and quiet.stderr == "" and quiet.stdout == loud.stdout
 
 
 def test_quiet_sets_every_library_logger(tmp_path: Path) -> None:
@@ -128,6 +138,7 @@ def test_every_command_takes_quiet_and_verbose(command: str) -> None:
     assert "--quiet" in text and "--verbose" in text
 
 
+@pytest.mark.slow  # exact solves
 def test_quiet_gap_prints_no_progress() -> None:
     args = ["gap", "-w", "random", "--n", "3", "-s", "1", "-d", "0.1", "-k", "1", "-a", "spectra"]
     assert "gap: exact solves" in run(*args).stderr
@@ -143,3 +154,16 @@ def test_spool_tells_formats_apart() -> None:
     assert spool_stdin(stream=stdio.BytesIO(buf.getvalue())).suffix == ".npy"
     assert spool_stdin(stream=stdio.BytesIO(b" [[0, 1], [1, 0]]")).suffix == ".json"
     assert spool_stdin(stream=stdio.BytesIO(b"0,1\n1,0\n")).suffix == ".csv"
+
+
+def test_a_schedule_piped_into_validate_and_export(tmp_path: Path) -> None:
+    d = _save(tmp_path, "d.npy")
+    text = run("schedule", d, "-s", "2", "-d", "0.5", "-o", "-").stdout
+    res = run_in(text, "validate", d, "-")
+    assert res.exit_code == 0 and res.stdout.startswith("valid:")  # type: ignore[attr-defined]
+    res = run_in(text, "export", "-")
+    assert res.exit_code == 0 and res.stdout.startswith("switch,start")  # type: ignore[attr-defined]
+    res = run_in(text, "validate", "-", "-")
+    assert res.exit_code == 2 and "only one" in res.stderr  # type: ignore[attr-defined]
+    res = run_in("", "validate", d, "-")
+    assert res.exit_code == 2 and "stdin is empty" in res.stderr  # type: ignore[attr-defined]

@@ -117,6 +117,9 @@ def test_columns_option_and_the_error_listing_columns(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "'count'" in res.stderr and "--columns" in res.stderr
     res = run("bound", p, "-s", "1", "-d", "0", "--columns", "a,b")
     assert res.exit_code == 2 and "SRC,DST,VALUE" in res.stderr
+    np.save(tmp_path / "d.npy", D3)
+    res = run("bound", tmp_path / "d.npy", "-s", "1", "-d", "0", "--columns", "a,b,c")
+    assert res.exit_code == 2 and "`--columns`" in res.stderr
 
 
 def _phases(folder: Path, names: list[str]) -> None:
@@ -166,3 +169,32 @@ def test_summary_echoes_the_fabric_file(d3: Path, tmp_path: Path) -> None:
     assert got["down"] == ["switch 1 0.5..0.7"] and got["failed_links"] == ["port 2 switch 0 from 0"]
     human = run("schedule", d3, "--fabric", f).stdout
     assert "failed links" in human and "switch 1 0.5..0.7" in human and "rates" in human
+
+
+def test_a_demand_that_looks_like_bytes_gets_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def warned(*args: str | Path) -> bool:
+        caplog.clear()
+        assert run("bound", *args, "-s", "1", "-d", "0.1").exit_code == 0
+        return any("--link-rate" in r.getMessage() for r in caplog.records)
+
+    np.save(tmp_path / "bytes.npy", np.round(D3 * 1e7))
+    assert warned(tmp_path / "bytes.npy")
+    assert not warned(tmp_path / "bytes.npy", "--unit", "s")  # the unit was said
+    assert not warned(tmp_path / "bytes.npy", "--quiet")
+    np.save(tmp_path / "times.npy", D3 * 1e-3)
+    assert not warned(tmp_path / "times.npy")
+
+
+def test_a_trace_records_its_time_unit(tmp_path: Path) -> None:
+    from ocsched.io.traces import synthetic as S
+
+    S.write(tmp_path / "t", [S.collective("all_reduce", 1 << 20, ranks=range(4), gap_us=50)], format="kineto")
+    out = tmp_path / "s.json"
+    args = ["schedule", tmp_path / "t", "--link-rate", "400Gbps", "-T", "unit=us", "-s", "2", "-d", "10us"]
+    res = run(*args, "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(out.read_text())["meta"]["unit"] == "us"
+    got = facts(*args)
+    assert got["delta"] == 10.0 and got["unit"] == "us"

@@ -563,7 +563,10 @@ def test_cli_import_then_schedule(tmp_path: Path) -> None:
             ["schedule", "{t}", "--link-rate", "1Gbps", "-T", "bogus=1", "-s", "1", "-d", "1"],
             "`--trace-option` must be NAME=VALUE",
         ),
-        (["schedule", "{npy}", "--link-rate", "1Gbps", "-s", "1", "-d", "1"], "apply to trace inputs only"),
+        (
+            ["schedule", "{npy}", "-T", "unit=us", "-s", "1", "-d", "1"],
+            "to trace inputs only",
+        ),  # --link-rate: bytes
     ],
 )
 def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:

@@ -14,13 +14,13 @@ from typing import Any
 __all__ = ["COMMANDS", "app", "main"]
 
 #: The command modules, each imported for its ``@app.command()``s.
-_COMMAND_MODULES = ("core", "exact", "export", "serve", "sweep", "traces", "workloads", "warmup")
+_COMMAND_MODULES = ("core", "evaluate", "exact", "export", "serve", "sweep", "traces", "workloads", "warmup")
 #: Each command and the module that defines it (a test checks this against the app).
 COMMANDS = {
     "schedule": "core",
-    "validate": "core",
-    "bound": "core",
-    "reschedule": "core",
+    "validate": "evaluate",
+    "bound": "evaluate",
+    "reschedule": "evaluate",
     "algorithms": "core",
     "demo": "core",
     "gap": "exact",

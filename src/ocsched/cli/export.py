@@ -22,6 +22,7 @@ else:  # typer shows and checks a Literal's values as choices
 EXPORT_EXAMPLES = """\
 ocsched export s.json > circuits.csv
 ocsched schedule d.npy -s 2 -d 0.1 -o - | ocsched export -
+ocsched export s.json -f circuits-parquet -o circuits.parquet
 ocsched export s.json -f chrome-trace -o s.trace.json      # open in Perfetto
 ocsched export s.json -f slices --slice 0.01 -o slices.json
 """

@@ -112,7 +112,8 @@ def import_cmd(
         ),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the iteration (ocsched.sequence JSON) here.")
+        Path | None,
+        typer.Option("--out", "-o", help="Write the iteration (ocsched.sequence JSON) here (- stdout)."),
     ] = None,
     fmt: Annotated[
         TraceFormat, typer.Option("--format", "-f", help="Trace format (auto: from the files).")
@@ -184,7 +185,8 @@ def import_cmd(
     """
     from ocsched import io
 
-    if out is not None:
+    stdout = out is not None and str(out) == "-"  # the iteration on stdout, the summary on stderr
+    if out is not None and not stdout:
         io.check_writable(out, force=force, name="--out")
     it = trace_iteration(
         trace,
@@ -216,9 +218,11 @@ def import_cmd(
     ]
     if meta["skipped"]:
         rows.append(("skipped", ", ".join(f"{k} x{v}" for k, v in meta["skipped"].items())))
-    if out is not None:
+    if stdout:
+        typer.echo(it.to_json())
+    elif out is not None:
         path = io.write_iteration(it, out, force=force)
         rows.append(("written to", str(path)))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
-        typer.echo(f"{k:<{width}}  {v}")
+        typer.echo(f"{k:<{width}}  {v}", err=stdout)

@@ -5,8 +5,10 @@ Demand files, by suffix:
 - ``.npy``: one dense 2-D array.
 - ``.npz``: a scipy sparse matrix saved with :func:`scipy.sparse.save_npz`, or a NumPy archive
   holding one array (or an array named ``demand``).
-- ``.csv``: n rows of n numbers (dense), or long form with a header ``src,dst,value`` and one
-  flow per line (n = the largest port + 1; repeated pairs add up). ``#`` starts a comment. A dense
+- ``.csv``: n rows of n numbers (dense), or long form with a header naming a source, a
+  destination and an amount column (``src,dst,value``, networkx's ``source,target,weight``,
+  ``from,to,bytes``, ...; or ``columns=``) and one flow per line (n = the largest port + 1;
+  repeated pairs add up). ``#`` starts a comment. A dense
   file may carry a header row and an index column (what ``pandas.DataFrame.to_csv`` writes); the
   header's port names are kept (:func:`read_demand_named`). Ports that look 1-based (port 0 never
   used) are logged as a warning.

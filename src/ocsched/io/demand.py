@@ -60,7 +60,7 @@ def spool_stdin(*, stream: IO[bytes] | None = None) -> Path:
 
     data = (stream or sys.stdin.buffer).read(MAX_DENSE_ELEMENTS * 8 + 1)
     if not data.strip():
-        raise InvalidInputError("`demand` is - (stdin), but stdin is empty")
+        raise InvalidInputError("a file argument is - (stdin), but stdin is empty")
     if data.startswith(b"\x93NUMPY"):
         suffix = ".npy"
     elif data.startswith(b"PK"):

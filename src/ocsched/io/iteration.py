@@ -18,7 +18,7 @@ from ocsched.iteration import ITERATION_FORMAT, Iteration, IterationSchedule
 
 T = TypeVar("T")
 
-#: A folder of per-phase matrices may hold this file: one gap per phase, in the phases' order.
+#: A folder of per-phase matrices may hold this file: one gap per phase, in order or by phase name.
 GAPS_FILE = "gaps.csv"
 
 
