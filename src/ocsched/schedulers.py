@@ -29,6 +29,7 @@ from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.exact.ports import MAX_EXACT_ENDPOINTS, solve_ports_exact
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 
@@ -239,6 +240,25 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     return Result(confs, splits)
 
 
+#: Branch-and-bound nodes of exact-ports (work, not time: the same result on any machine).
+EXACT_PORTS_NODES = 100
+
+
+def _exact_ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """exact-ports: the b-matching MILP of :func:`ocsched.exact.ports.solve_ports_exact`.
+
+    Stops after :data:`EXACT_PORTS_NODES` nodes (its LPs are large: one column per maximal
+    b-matching and switch); spectra-ports' schedule is
+    returned instead where it ends earlier (never worse than it), with the MILP's status and
+    dual bound.
+    """
+    heuristic = _ports(demand, fabric, rng)
+    end = max((c.end for sw in heuristic.switches for c in sw), default=0.0)
+    res = solve_ports_exact(demand, fabric, node_limit=EXACT_PORTS_NODES, upper=end)
+    switches = heuristic.switches if end < res.makespan else res.switches
+    return Result(switches, 0, res.status, res.dual_bound)
+
+
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
@@ -295,6 +315,13 @@ SCHEDULERS: dict[str, Scheduler] = {
         _ports,
         "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
         "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model",
+        supports=PORT_FEATURES,
+    ),
+    "exact-ports": Scheduler(
+        _exact_ports,
+        f"Exact MILP optimum on bidirectional / multi-port switches for tiny instances "
+        f"(n <= {MAX_EXACT_ENDPOINTS}; maximal b-matchings per switch, {EXACT_PORTS_NODES} nodes)",
+        max_ports=MAX_EXACT_ENDPOINTS,
         supports=PORT_FEATURES,
     ),
     "exact": Scheduler(
