@@ -91,8 +91,31 @@ ReconfOpt = Annotated[
 ]
 
 
+BidirOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--bidirectional/--directed",
+        help="Every switch's circuits join both ends both ways (default: directed, or the fabric file's).",
+        show_default=False,
+    ),
+]
+PortsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--ports-per-endpoint",
+        help="Ports each endpoint has on every switch, 1..64 (default 1, or the fabric file's).",
+        show_default=False,
+    ),
+]
+
+
 def _fabric(
-    switches: int | None, delta: str | None, reconfiguration: str | None, fabric: Path | None
+    switches: int | None,
+    delta: str | None,
+    reconfiguration: str | None,
+    fabric: Path | None,
+    bidirectional: bool | None = None,
+    ports_per_endpoint: int | None = None,
 ) -> Fabric:
     """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
     from ocsched import io
@@ -102,6 +125,8 @@ def _fabric(
         delta=None if delta is None else delta,
         reconfiguration=reconfiguration,
         fabric=fabric,
+        bidirectional=bidirectional,
+        ports_per_endpoint=ports_per_endpoint,
     )
 
 
@@ -167,6 +192,8 @@ def schedule_cmd(
     delta: DeltaOpt = None,
     fabric: FabricOpt = None,
     reconfiguration: ReconfOpt = None,
+    bidirectional: BidirOpt = None,
+    ports_per_endpoint: PortsOpt = None,
     algorithm: Annotated[
         AlgorithmName, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
     ] = "spectra",
@@ -200,7 +227,7 @@ def schedule_cmd(
     from ocsched import io
     from ocsched.cli import traces
 
-    fab = _fabric(switches, delta, reconfiguration, fabric)
+    fab = _fabric(switches, delta, reconfiguration, fabric, bidirectional, ports_per_endpoint)
     if out is not None:
         io.check_writable(out, force=force, name="--out")
     if io.traces.is_trace(demand):
