@@ -260,3 +260,68 @@ def test_port_lines_and_bound_by_hand() -> None:
     fab = Fabric((Switch(0.5, ports_per_endpoint=2), Switch(1.0, rate=2.0, ports_per_endpoint=2)))
     # Capacity 2 per unit from 0.5, 2 + 4 from 1.0: 1 by T = 1, the other 2 by 1 + 2 / 6.
     assert lower_bound(dem, fabric=fab) == pytest.approx(1.0 + 2 / 6)
+
+
+# -- the tpu-pod workload and the command line --------------------------------------------------
+
+
+@pytest.mark.parametrize("traffic", ["allreduce", "moe", "gpt"])
+def test_tpu_pod_traffic(traffic: str) -> None:
+    from ocsched.workloads import generate
+
+    d = generate("tpu-pod", traffic=traffic, seed=3)
+    assert d.shape == (64, 64) and not np.diag(d).any() and (d >= 0).all()
+    top = max(d.sum(axis=0).max(), d.sum(axis=1).max())
+    assert top == pytest.approx(4.0 * 96)  # the busiest cube: 4 ms over its 96 links
+    assert np.array_equal(d, generate("tpu-pod", traffic=traffic, seed=3))
+    if traffic == "moe":
+        assert np.allclose(d, d.T)  # dispatch + combine
+    if traffic == "allreduce":
+        assert ((d > 0).sum(axis=1) == 3).all()  # three torus rings
+
+
+def test_tpu_pod_refuses_a_pipeline_that_does_not_divide() -> None:
+    from ocsched.workloads.tpu_pod import tpu_pod
+
+    with pytest.raises(InvalidInputError, match="`pipeline` must divide"):
+        tpu_pod(cubes=10, traffic="gpt", pipeline=4)
+
+
+def test_cli_schedules_on_the_tpu_pod_preset(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from ocsched.cli import app
+
+    path = Path(str(tmp_path)) / "d.npy"
+    np.save(path, _random(6, 1))
+    runner = CliRunner()
+    out = Path(str(tmp_path)) / "s.json"
+    res = runner.invoke(
+        app,
+        [
+            "schedule",
+            str(path),
+            "-s",
+            "3",
+            "-d",
+            "0.1",
+            "--bidirectional",
+            "--ports-per-endpoint",
+            "2",
+            "-a",
+            "spectra-ports",
+            "-o",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    sched = Schedule.from_json(out.read_text())
+    assert sched.on_fabric() == _fabric(3, 0.1)
+    res = runner.invoke(app, ["schedule", str(path), "--fabric", "tpu-pod", "-a", "spectra-ports"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["schedule", str(path), "--fabric", "tpu-pod"])
+    assert res.exit_code == 2 and "does not support bidirectional, ports" in res.output
+    res = runner.invoke(app, ["schedule", str(path), "-s", "2", "-d", "0.1", "--ports-per-endpoint", "0"])
+    assert res.exit_code == 2 and "ports_per_endpoint" in res.output
