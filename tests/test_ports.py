@@ -13,6 +13,7 @@ from ocsched import Fabric, InvalidInputError, Schedule, Switch, schedule, valid
 from ocsched.bounds import lower_bound
 from ocsched.bounds.ports import port_lines, ports_bound
 from ocsched.decompose.bmatching import bmatching_candidates, circuit_incidence
+from ocsched.exact.ports import solve_ports_exact
 from ocsched.model import Configuration, Demand
 from ocsched.schedulers import fabric_features
 
@@ -325,3 +326,22 @@ def test_cli_schedules_on_the_tpu_pod_preset(tmp_path: object) -> None:
     assert res.exit_code == 2 and "does not support bidirectional, ports" in res.output
     res = runner.invoke(app, ["schedule", str(path), "-s", "2", "-d", "0.1", "--ports-per-endpoint", "0"])
     assert res.exit_code == 2 and "ports_per_endpoint" in res.output
+
+
+def test_one_configuration_bound_by_hand() -> None:
+    # One cube with 3 partners of 1 each, 2 switches of 2 ports, delta 10: the line bound says
+    # (3/2 + 2 * 10) / 2 = 10.75; below 2 delta each of the 4 ports holds one partner for at most
+    # T - delta, and every partner needs a whole port for 1, so T >= 11 (reached: 2 + 1 circuits).
+    d = np.zeros((4, 4))
+    d[0, 1] = d[0, 2] = d[0, 3] = 1.0
+    fab = _fabric(2, 10.0)
+    bound = ports_bound(Demand.from_matrix(d), fab)
+    assert bound == pytest.approx(11.0, rel=1e-9) and bound <= 11.0
+    sched = schedule(d, fabric=fab, algorithm="spectra-ports")
+    assert sched.makespan >= bound
+    assert solve_ports_exact(Demand.from_matrix(d), fab).makespan == pytest.approx(11.0)
+    # 5 partners on 4 ports: one switch must hold two configurations.
+    d[1, 2] = d[1, 3] = 0.0
+    five = np.zeros((6, 6))
+    five[0, 1:] = 1.0
+    assert ports_bound(Demand.from_matrix(five), fab) == pytest.approx(20.0)

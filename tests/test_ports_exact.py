@@ -45,13 +45,14 @@ def test_two_parallel_circuits_halve_the_time() -> None:
     ],
 )
 def test_bound_below_exact_below_heuristic(n: int, k: int, bidirectional: bool, s: int) -> None:
-    for seed in range(3):
+    # delta 1 against entries below 1.3: the one-configuration-per-switch argument applies.
+    for seed, delta in ((0, 0.1), (1, 0.1), (2, 1.0), (3, 1.0)):
         d = _random(n, seed)
         dem = Demand.from_matrix(d)
-        fab = Fabric((Switch(0.1, bidirectional=bidirectional, ports_per_endpoint=k),) * s)
+        fab = Fabric((Switch(delta, bidirectional=bidirectional, ports_per_endpoint=k),) * s)
         res = solve_ports_exact(dem, fab)
         assert res.status == "optimal"
-        sched = Schedule(ports=n, delta=0.1, switches=res.switches, fabric=fab)
+        sched = Schedule(ports=n, delta=delta, switches=res.switches, fabric=fab)
         assert validate(sched, d).ok
         heuristic = schedule(d, fabric=fab, algorithm="spectra-ports")
         bound = ports_bound(dem, fab)
