@@ -412,9 +412,9 @@ def _run_on_active_ports(sch: Scheduler, dem: Demand, fab: Fabric, rng: RngLike)
     res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng)
     switches = tuple(
         tuple(
-            Configuration.sparse(c.start, c.duration, active[ins], active[c.perm[ins]], ports=dem.n)
+            Configuration.sparse(c.start, c.duration, active[ins], active[outs], ports=dem.n)
             for c in sw
-            for ins in [np.nonzero(c.perm >= 0)[0]]
+            for ins, outs in [c.circuit_arrays()]
         )
         for sw in res.switches
     )
