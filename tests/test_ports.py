@@ -13,6 +13,7 @@ from ocsched import Fabric, InvalidInputError, Schedule, Switch, schedule, valid
 from ocsched.bounds import lower_bound
 from ocsched.bounds.ports import port_lines, ports_bound
 from ocsched.decompose.bmatching import bmatching_candidates, circuit_incidence
+from ocsched.exact.ports import solve_ports_exact
 from ocsched.model import Configuration, Demand
 from ocsched.schedulers import fabric_features
 
@@ -260,3 +261,87 @@ def test_port_lines_and_bound_by_hand() -> None:
     fab = Fabric((Switch(0.5, ports_per_endpoint=2), Switch(1.0, rate=2.0, ports_per_endpoint=2)))
     # Capacity 2 per unit from 0.5, 2 + 4 from 1.0: 1 by T = 1, the other 2 by 1 + 2 / 6.
     assert lower_bound(dem, fabric=fab) == pytest.approx(1.0 + 2 / 6)
+
+
+# -- the tpu-pod workload and the command line --------------------------------------------------
+
+
+@pytest.mark.parametrize("traffic", ["allreduce", "moe", "gpt"])
+def test_tpu_pod_traffic(traffic: str) -> None:
+    from ocsched.workloads import generate
+
+    d = generate("tpu-pod", traffic=traffic, rng=3)
+    assert d.shape == (64, 64) and not np.diag(d).any() and (d >= 0).all()
+    top = max(d.sum(axis=0).max(), d.sum(axis=1).max())
+    assert top == pytest.approx(4.0 * 96)  # the busiest cube: 4 ms over its 96 links
+    assert np.array_equal(d, generate("tpu-pod", traffic=traffic, rng=3))
+    if traffic == "moe":
+        assert np.allclose(d, d.T)  # dispatch + combine
+    if traffic == "allreduce":
+        assert ((d > 0).sum(axis=1) == 3).all()  # three torus rings
+
+
+def test_tpu_pod_refuses_a_pipeline_that_does_not_divide() -> None:
+    from ocsched.workloads.tpu_pod import tpu_pod
+
+    with pytest.raises(InvalidInputError, match="`pipeline` must divide"):
+        tpu_pod(cubes=10, traffic="gpt", pipeline=4)
+
+
+def test_cli_schedules_on_the_tpu_pod_preset(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from ocsched.cli import app
+
+    path = Path(str(tmp_path)) / "d.npy"
+    np.save(path, _random(6, 1))
+    runner = CliRunner()
+    out = Path(str(tmp_path)) / "s.json"
+    res = runner.invoke(
+        app,
+        [
+            "schedule",
+            str(path),
+            "-s",
+            "3",
+            "-d",
+            "0.1",
+            "--bidirectional",
+            "--ports-per-endpoint",
+            "2",
+            "-a",
+            "spectra-ports",
+            "-o",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    sched = Schedule.from_json(out.read_text())
+    assert sched.on_fabric() == _fabric(3, 0.1)
+    res = runner.invoke(app, ["schedule", str(path), "--fabric", "tpu-pod", "-a", "spectra-ports"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["schedule", str(path), "--fabric", "tpu-pod"])
+    assert res.exit_code == 2 and "does not support bidirectional, ports" in res.output
+    res = runner.invoke(app, ["schedule", str(path), "-s", "2", "-d", "0.1", "--ports-per-endpoint", "0"])
+    assert res.exit_code == 2 and "ports_per_endpoint" in res.output
+
+
+def test_one_configuration_bound_by_hand() -> None:
+    # One cube with 3 partners of 1 each, 2 switches of 2 ports, delta 10: the line bound says
+    # (3/2 + 2 * 10) / 2 = 10.75; below 2 delta each of the 4 ports holds one partner for at most
+    # T - delta, and every partner needs a whole port for 1, so T >= 11 (reached: 2 + 1 circuits).
+    d = np.zeros((4, 4))
+    d[0, 1] = d[0, 2] = d[0, 3] = 1.0
+    fab = _fabric(2, 10.0)
+    bound = ports_bound(Demand.from_matrix(d), fab)
+    assert bound == pytest.approx(11.0, rel=1e-9) and bound <= 11.0
+    sched = schedule(d, fabric=fab, algorithm="spectra-ports")
+    assert sched.makespan >= bound
+    assert solve_ports_exact(Demand.from_matrix(d), fab).makespan == pytest.approx(11.0)
+    # 5 partners on 4 ports: one switch must hold two configurations.
+    d[1, 2] = d[1, 3] = 0.0
+    five = np.zeros((6, 6))
+    five[0, 1:] = 1.0
+    assert ports_bound(Demand.from_matrix(five), fab) == pytest.approx(20.0)

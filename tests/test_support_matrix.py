@@ -95,7 +95,7 @@ def test_single_matrix_cell(name: str, features: frozenset[str]) -> None:
 
 #: The exact solver and spectra-opt as a base cost seconds per cell: their plain cell runs by
 #: default, the others under ``make slow``.
-HEAVY_BASES = {"exact", "spectra-opt"}
+HEAVY_BASES = {"exact", "spectra-opt", "exact-ports"}
 
 
 def _iteration_cells() -> list[object]:

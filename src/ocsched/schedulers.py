@@ -31,6 +31,7 @@ from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
 from ocsched.exact.hybrid import solve_hybrid_exact
 from ocsched.exact.near import NEAR_OPTIMAL_NODES
+from ocsched.exact.ports import MAX_EXACT_ENDPOINTS, solve_ports_exact
 from ocsched.fabric import Fabric
 from ocsched.hybrid import HybridResult, mixnet_greedy, solstice_hybrid, spectra_hybrid
 from ocsched.model import Configuration, Demand, Schedule, as_demand
@@ -387,6 +388,25 @@ def _exact_hybrid(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     return Result(heur.switches, heur.splits, status, min(ex.dual_bound, heur.makespan), eps=heur.eps)
 
 
+#: Branch-and-bound nodes of exact-ports (work, not time: the same result on any machine).
+EXACT_PORTS_NODES = 100
+
+
+def _exact_ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
+    """exact-ports: the b-matching MILP of :func:`ocsched.exact.ports.solve_ports_exact`.
+
+    Stops after :data:`EXACT_PORTS_NODES` nodes (its LPs are large: one column per maximal
+    b-matching and switch); spectra-ports' schedule is
+    returned instead where it ends earlier (never worse than it), with the MILP's status and
+    dual bound.
+    """
+    heuristic = _ports(demand, fabric, rng)
+    end = max((c.end for sw in heuristic.switches for c in sw), default=0.0)
+    res = solve_ports_exact(demand, fabric, node_limit=EXACT_PORTS_NODES, upper=end)
+    switches = heuristic.switches if end < res.makespan else res.switches
+    return Result(switches, 0, res.status, res.dual_bound)
+
+
 SCHEDULERS: dict[str, Scheduler] = {
     "spectra": Scheduler(
         pipeline("spectra", "equalize"),
@@ -445,6 +465,13 @@ SCHEDULERS: dict[str, Scheduler] = {
         _ports,
         "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
         "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model",
+        supports=PORT_FEATURES,
+    ),
+    "exact-ports": Scheduler(
+        _exact_ports,
+        f"Exact MILP optimum on bidirectional / multi-port switches for tiny instances "
+        f"(n <= {MAX_EXACT_ENDPOINTS}; maximal b-matchings per switch, {EXACT_PORTS_NODES} nodes)",
+        max_ports=MAX_EXACT_ENDPOINTS,
         supports=PORT_FEATURES,
     ),
     "exact": Scheduler(
@@ -576,9 +603,9 @@ def _run_on_active_ports(
     res = sch.run(small, dataclasses.replace(fab, failed_links=links), rng, **options)
     switches = tuple(
         tuple(
-            Configuration.sparse(c.start, c.duration, active[ins], active[c.perm[ins]], ports=dem.n)
+            Configuration.sparse(c.start, c.duration, active[ins], active[outs], ports=dem.n)
             for c in sw
-            for ins in [np.nonzero(c.perm >= 0)[0]]
+            for ins, outs in [c.circuit_arrays()]
         )
         for sw in res.switches
     )

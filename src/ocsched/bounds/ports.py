@@ -71,6 +71,15 @@ def ports_bound(demand: Demand, fabric: Fabric) -> float:
     mixing directed and bidirectional switches the lines are D's rows and columns (a
     bidirectional circuit serves one entry of a's row at a time as well).
 
+    A second argument, on identical switches when the first bound is below ``2 delta``: a
+    schedule with ``T < 2 delta`` holds at most one configuration per switch, lit for at most
+    ``T - delta``, so each of a's ``k s`` ports (one per port and switch) joins a to one partner
+    for at most ``T - delta``, and partner p needs ``ceil(W[a, p] / (c (T - delta)))`` of them
+    (directed: each entry of a's row, or of its column). If for some tau these counts exceed
+    ``k s`` then ``T - delta > tau`` or ``T >= 2 delta``: the bound is ``min(2 delta, delta +
+    tau)`` for the largest such tau found by bisection (the count is non-increasing in tau, and
+    the bisection keeps a tau where it exceeds).
+
     For distinct switches only the first half is used: switch b gives a's line at most
     ``c_b k_b (T - delta_b)`` (it is dark for delta_b before its first configuration), which is
     increasing in T, so T is at least the root.
@@ -101,10 +110,49 @@ def _bound(demand: Demand, fabric: Fabric, bidirectional: bool) -> float:
     if all(x == first for x in sws):
         s, k, c, d = len(sws), first.ports_per_endpoint, first.rate, first.delta
         configs = np.maximum(s, -(-nnz // k))
-        return float(np.max((sums / (c * k) + d * configs) / s))
+        best = float(np.max((sums / (c * k) + d * configs) / s))
+        if d > 0 and best < 2 * d:
+            best = max(best, _one_configuration_bound(demand, bidirectional, s * k, c, d))
+        return best
     caps = np.array([x.rate * x.ports_per_endpoint for x in sws])
     deltas = np.array([x.delta for x in sws])
     return max(_capacity_root(float(x), caps, deltas) for x in np.unique(sums))
+
+
+def _one_configuration_bound(
+    demand: Demand, bidirectional: bool, slots: int, rate: float, delta: float
+) -> float:
+    """``min(2 delta, delta + tau)`` for the largest tau at which some line's entries do not fit its slots."""
+    n = demand.n
+    if bidirectional:
+        lo, hi = np.minimum(demand.rows, demand.cols), np.maximum(demand.rows, demand.cols)
+        uniq, inv = np.unique(lo * n + hi, return_inverse=True)
+        w = np.zeros(uniq.size)
+        np.maximum.at(w, inv, demand.values)
+        owners = [np.concatenate([uniq // n, uniq % n])]
+        values = np.concatenate([w, w]) / rate
+    else:
+        owners = [demand.rows, demand.cols + n]
+        values = np.concatenate([demand.values, demand.values]) / rate
+    line = np.concatenate(owners)
+
+    def fits(tau: float) -> bool:
+        need = np.bincount(line, weights=np.ceil(values / tau))
+        return bool(need.max() <= slots)
+
+    # Invariant: ``low`` does not fit (or is 0), ``high`` fits; the feasible taus form [tau*, inf).
+    low, high = 0.0, float(values.max())
+    if not fits(high):  # more partners than ports: no schedule holds one configuration per switch
+        return 2 * delta
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if mid <= low or mid >= high:
+            break
+        if fits(mid):
+            high = mid
+        else:
+            low = mid
+    return min(2 * delta, delta + low)
 
 
 def _capacity_root(line: float, caps: np.ndarray, deltas: np.ndarray) -> float:

@@ -192,6 +192,24 @@ EpsLatencyOpt = Annotated[
 ]
 
 
+BidirOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--bidirectional/--directed",
+        help="Every switch's circuits join both ends both ways (default: directed, or the fabric file's).",
+        show_default=False,
+    ),
+]
+PortsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--ports-per-endpoint",
+        help="Ports each endpoint has on every switch, 1..64 (default 1, or the fabric file's).",
+        show_default=False,
+    ),
+]
+
+
 def fabric_of(
     switches: int | None,
     delta: str | None,
@@ -200,6 +218,8 @@ def fabric_of(
     u: Units | None = None,
     eps_rate: float | None = None,
     eps_latency: float | None = None,
+    bidirectional: bool | None = None,
+    ports_per_endpoint: int | None = None,
 ) -> Fabric:
     """The fabric of the command line (see :func:`ocsched.io.fabric_from_options`)."""
     from ocsched import io
@@ -211,6 +231,8 @@ def fabric_of(
         fabric=fabric,
         eps_rate=eps_rate,
         eps_latency=eps_latency,
+        bidirectional=bidirectional,
+        ports_per_endpoint=ports_per_endpoint,
     )
 
 

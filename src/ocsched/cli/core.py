@@ -15,6 +15,7 @@ from ocsched.cli._app import AlgorithmName, app, cli_errors, int_option
 from ocsched.cli._options import (
     SEED,
     SWITCHES,
+    BidirOpt,
     ColumnsOpt,
     DeltaOpt,
     EpsLatencyOpt,
@@ -22,6 +23,7 @@ from ocsched.cli._options import (
     FabricOpt,
     GapsOpt,
     LinkRateOpt,
+    PortsOpt,
     ReconfOpt,
     SeedOpt,
     SwitchesOpt,
@@ -94,6 +96,8 @@ def schedule_cmd(
     reconfiguration: ReconfOpt = None,
     eps_rate: EpsRateOpt = None,
     eps_latency: EpsLatencyOpt = None,
+    bidirectional: BidirOpt = None,
+    ports_per_endpoint: PortsOpt = None,
     algorithm: Annotated[
         AlgorithmName, typer.Option("--algorithm", "-a", help="Scheduler (see `ocsched algorithms`).")
     ] = "spectra",
@@ -139,6 +143,19 @@ def schedule_cmd(
     from ocsched import io
     from ocsched.cli import traces
 
+    def fabric_in(u: Units) -> Fabric:
+        return fabric_of(
+            switches,
+            delta,
+            reconfiguration,
+            fabric,
+            u,
+            eps_rate=eps_rate,
+            eps_latency=eps_latency,
+            bidirectional=bidirectional,
+            ports_per_endpoint=ports_per_endpoint,
+        )
+
     out = check_out(out, as_json)
     demand = stdin_or_path(demand)
     if out is not None and not to_stdout(out):
@@ -154,9 +171,7 @@ def schedule_cmd(
         it = traces.trace_iteration(demand, link_rate, **traces.trace_options(trace_option))
         trace_meta = it.meta.get("trace", {})
         u = Units(str(trace_meta.get("time_unit", "s")), 1.0, f"bytes at {link_rate}")
-        fab = fabric_of(
-            switches, delta, reconfiguration, fabric, u, eps_rate=eps_rate, eps_latency=eps_latency
-        )
+        fab = fabric_in(u)
         _schedule_iteration(
             it, fab, u, algorithm, iteration_algorithm, seed, out, force, as_json, dict(it.meta)
         )
@@ -164,7 +179,7 @@ def schedule_cmd(
     if trace_option:
         raise InvalidInputError("`--trace-option` applies to trace inputs only")
     u = units(unit, link_rate)
-    fab = fabric_of(switches, delta, reconfiguration, fabric, u, eps_rate=eps_rate, eps_latency=eps_latency)
+    fab = fabric_in(u)
     if io.is_iteration(demand):
         if columns is not None:
             raise InvalidInputError("`--columns` applies to long-form CSV demands, not iterations")

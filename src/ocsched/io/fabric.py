@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import MAX_SWITCHES, Fabric
 from ocsched.io._text import parse_float_list
+from ocsched.workloads.tpu_pod import tpu_pod_fabric
 
 
 def read_fabric(path: str | os.PathLike[str], *, name: str = "fabric") -> Fabric:
@@ -52,6 +55,8 @@ def fabric_from_options(
     fabric: str | os.PathLike[str] | None = None,
     eps_rate: float | None = None,
     eps_latency: float | None = None,
+    bidirectional: bool | None = None,
+    ports_per_endpoint: int | None = None,
 ) -> Fabric:
     """Build the fabric of the CLI options ``--switches``, ``--delta``, ``--reconfiguration``, ``--fabric``.
 
@@ -60,6 +65,13 @@ def fabric_from_options(
     per switch (``switches`` must match or be omitted), written with ASCII digits
     (:mod:`ocsched.io._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model,
     ``eps_rate`` and ``eps_latency`` the packet switch (``--eps-rate``, ``--eps-latency``).
+    ``fabric`` may also name a preset (:data:`FABRIC_PRESETS`: ``tpu-pod``, delays in ms, or
+    ``tpu-pod-10ms``) when no such file exists; ``bidirectional`` and ``ports_per_endpoint``
+    set every switch's.
+
+    >>> f = fabric_from_options(switches=2, delta=0.1, bidirectional=True, ports_per_endpoint=2)
+    >>> f.switches[1].bidirectional, f.switches[1].ports_per_endpoint
+    (True, 2)
 
     >>> fabric_from_options(delta="0.01,0.01,0.04,0.04").deltas
     (0.01, 0.01, 0.04, 0.04)
@@ -74,7 +86,8 @@ def fabric_from_options(
     if fabric is not None:
         if delta is not None:
             raise InvalidInputError("give either `--fabric` or `--delta`, not both")
-        fab = read_fabric(fabric)
+        preset = FABRIC_PRESETS.get(str(fabric))
+        fab = preset() if preset is not None and not Path(fabric).exists() else read_fabric(fabric)
         if switches is not None and check_switches(switches) != fab.size:
             raise InvalidInputError(f"`--switches` = {switches} but the fabric file has {fab.size} switches")
     else:
@@ -98,6 +111,16 @@ def fabric_from_options(
                     f"`--switches` = {switches} but `--delta` lists {len(values)} delays (one per switch)"
                 )
             fab = Fabric.from_deltas(values)
+    if bidirectional is not None or ports_per_endpoint is not None:
+        keep = fab.switches[0]
+        both = keep.bidirectional if bidirectional is None else bidirectional
+        k = keep.ports_per_endpoint if ports_per_endpoint is None else ports_per_endpoint
+        fab = dataclasses.replace(
+            fab,
+            switches=tuple(
+                dataclasses.replace(x, bidirectional=both, ports_per_endpoint=k) for x in fab.switches
+            ),
+        )
     fab = fab if reconfiguration is None else fab.with_model(reconfiguration)
     if eps_rate is not None or eps_latency is not None:
         rate = fab.eps_rate if eps_rate is None else eps_rate
@@ -106,3 +129,10 @@ def fabric_from_options(
             raise InvalidInputError("`--eps-latency` needs a packet switch: give `--eps-rate` > 0")
         fab = fab.with_eps(rate, lat)
     return fab
+
+
+#: Fabrics ``--fabric`` knows by name (a file of that name takes precedence).
+FABRIC_PRESETS: dict[str, Callable[[], Fabric]] = {
+    "tpu-pod": lambda: tpu_pod_fabric(delta_ms=1.0),
+    "tpu-pod-10ms": lambda: tpu_pod_fabric(delta_ms=10.0),
+}

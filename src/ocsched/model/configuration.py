@@ -84,9 +84,19 @@ class Configuration:
 
     @property
     def perm(self) -> IntArray:
-        """``perm[i] = j`` for each circuit, -1 for an idle input (built on access for sparse ones)."""
+        """``perm[i] = j`` for each circuit, -1 for an idle input (built on access for sparse ones).
+
+        Raises ValueError for a configuration with several circuits per input (a switch with
+        several ports per endpoint), which no permutation can hold.
+        """
         if self._perm is not None:
             return self._perm
+        ins = cast(IntArray, self._ins)
+        if ins.size > 1 and bool((ins[1:] == ins[:-1]).any()):  # sorted: a repeat is adjacent
+            raise ValueError(
+                "this configuration holds several circuits per input (a multi-port switch); "
+                "read it with circuit_arrays() or circuits"
+            )
         perm = np.full(int(cast(int, self._ports)), -1, dtype=np.int64)
         perm[cast(IntArray, self._ins)] = cast(IntArray, self._outs)
         return _frozen(perm)

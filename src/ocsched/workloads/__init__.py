@@ -27,6 +27,7 @@ from ocsched.workloads.iteration import (
 )
 from ocsched.workloads.moe import moe, moe8
 from ocsched.workloads.standard import standard
+from ocsched.workloads.tpu_pod import tpu_pod
 
 __all__ = [
     "ITERATION_WORKLOADS",
@@ -83,6 +84,12 @@ WORKLOADS: dict[str, Workload] = {
         "moe", moe, "bytes", "MoE expert-parallel all-to-all: top-k routing, Gini-calibrated skew"
     ),
     "moe8": Workload("moe8", moe8, "time", "The Spectra paper's 8-GPU MoE all-to-all instance; copies"),
+    "tpu-pod": Workload(
+        "tpu-pod",
+        tpu_pod,
+        "time",
+        "TPU-v4-shaped pod of 64 cubes (ms): all-reduce torus rings, MoE dispatch+combine, GPT PP+DP",
+    ),
     "standard": Workload(
         "standard",
         standard,
