@@ -54,7 +54,7 @@ def test_command_map_matches_the_app() -> None:
 
 
 KERNELS = """
-import sys, time
+import sys
 from ocsched import _jit
 
 def _a(x):
@@ -66,11 +66,10 @@ def _b(x):
 a = _jit.Kernel(_a)
 b = _jit.Kernel(_b)
 if __name__ == "__main__":
-    t0, c0 = time.perf_counter(), _jit.clock()
+    c0 = _jit.clock()
     with _jit.compiled_only():
         assert b(1.0) == 4.0 and a(1.0) == 2.0
-    wall, run = time.perf_counter() - t0, _jit.clock() - c0
-    print(wall - run, _jit.compile_seconds())
+    print(_jit.clock() - c0, _jit.compile_seconds())
 """
 
 
@@ -82,9 +81,11 @@ def test_compile_said_once_and_kept_out_of_run_time(tmp_path: Path) -> None:
         [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
     )
     assert out.stderr.count("compiling kernels, once") == 1, out.stderr
-    left_out, compile_s = map(float, out.stdout.split())
+    run, compile_s = map(float, out.stdout.split())
+    # Two additions run in microseconds, the compile that preceded them takes a good part of a
+    # second: a clock that counted the compile would read at least compile_s.
     assert compile_s > 0.0
-    assert left_out == pytest.approx(compile_s, rel=1e-6)
+    assert 0.0 <= run < compile_s
     # The second process loads from the cache: nothing to say.
     again = subprocess.run(
         [sys.executable, "kern.py"], capture_output=True, text=True, check=True, cwd=tmp_path, env=env

@@ -167,7 +167,7 @@ def test_install_hint_follows_the_install() -> None:
     # this test suite runs from an editable install of the clone
     assert _extras.install_hint("plot") == "pip install -e '.[plot]'"
     assert (
-        _extras.missing_extra("figures", "matplotlib", "plot")
+        _extras.missing_extra("figures need matplotlib", "plot")
         == "figures need matplotlib: pip install -e '.[plot]'"
     )
 

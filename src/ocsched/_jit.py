@@ -145,9 +145,11 @@ class Kernel:
         outer = getattr(_local, "interpreting", False)
         _local.interpreting = True
         try:
-            return self.py_func(*args)
+            out = self.py_func(*args)
         finally:
             _local.interpreting = outer
+        # Returned as compiled code returns it: numpy scalars boxed as Python numbers.
+        return out if outer else _boxed(out)
 
     def compiled(self, *args: Any) -> Any:
         """Run the kernel compiled (compiling it, or loading it from the cache, if needed)."""
@@ -196,6 +198,15 @@ class Kernel:
         return f"Kernel({self.py_func.__module__}.{self.py_func.__qualname__})"
 
 
+def _boxed(out: Any) -> Any:
+    """``out`` with numpy scalars as Python numbers, as numba boxes a compiled kernel's result."""
+    if isinstance(out, np.generic):
+        return out.item()
+    if isinstance(out, tuple):
+        return tuple(_boxed(x) for x in out)
+    return out
+
+
 @overload
 def jit(func: Callable[..., Any]) -> Kernel: ...
 @overload
@@ -229,7 +240,7 @@ def clock() -> float:
 
 
 def compile_seconds() -> float:
-    """Seconds this process has spent compiling kernels or loading them from the cache."""
+    """Seconds this process has spent importing numba, compiling kernels or loading them from the cache."""
     return float(_state["compile_s"])
 
 
@@ -292,6 +303,7 @@ def _numba_ready() -> None:
     with _lock:
         if _state["ready"]:
             return
+        t0 = time.perf_counter()  # importing numba is part of preparing kernels, not of a run
         import numba
         from numba.core import event
         from numba.extending import typeof_impl
@@ -333,3 +345,4 @@ def _numba_ready() -> None:
         event.register("numba:compiler_lock", _Timer())  # type: ignore[no-untyped-call]
         event.register("numba:compile", _Announce())  # type: ignore[no-untyped-call]
         _state["ready"] = True
+        _state["compile_s"] += time.perf_counter() - t0

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ocsched.errors import InvalidInputError
 from ocsched.exact._highs import _SCALE_TO, _dual, _milp_options, _status
@@ -132,6 +131,8 @@ def solve_hybrid_exact(demand: Demand, fabric: Fabric, *, node_limit: int = 1000
     upper = np.full(nvar, np.inf)
     upper[iu : iu + nu] = 1.0
     upper[ie] = 1.0
+    from scipy.optimize import Bounds, LinearConstraint, milp  # loaded when an exact solve runs
+
     res = milp(
         cost,
         constraints=LinearConstraint(a, np.array(lo), np.array(hi)),

@@ -77,8 +77,8 @@ def port_configurations(demand: Demand, *, ports: int, bidirectional: bool) -> l
     >>> d = Demand.from_matrix(np.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]))
     >>> port_configurations(d, ports=1, bidirectional=True)
     [[(0, 1)], [(0, 2)], [(1, 2)]]
-    >>> port_configurations(d, ports=2, bidirectional=True)
-    [[(0, 1), (0, 2), (1, 2)]]
+    >>> port_configurations(d, ports=2, bidirectional=True)  # a pair may hold two circuits
+    [[(0, 1), (0, 1)], [(0, 1), (0, 2), (1, 2)], [(0, 2), (0, 2)], [(1, 2), (1, 2)]]
     """
     if bidirectional:
         edges = sorted(

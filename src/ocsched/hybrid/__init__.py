@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.optimize import linprog
 
 from ocsched.assign import place, place_on_fabric
 from ocsched.decompose import decompose
@@ -347,6 +346,8 @@ def refit(demand: Demand, res: HybridResult, fabric: Fabric) -> HybridResult:
     cost = np.zeros(k_all + 1)
     cost[-1] = 1.0
     bounds = np.column_stack([np.zeros(k_all + 1), np.append(dur, np.inf)])
+    from scipy.optimize import linprog  # loaded when a hybrid schedule is fitted
+
     sol = linprog(cost, A_ub=a, b_ub=b_ub, bounds=bounds, method="highs")  # type: ignore[call-overload]
     if sol.status != 0 or sol.x is None:
         return res

@@ -420,7 +420,7 @@ class Plan:
             "switches": self._s,
             "online": {
                 "mode": mode,
-                "error": err,
+                "error": float(err),
                 "max_error": self.max_error,
                 "recourse": added + removed,
                 "added": added,
