@@ -68,7 +68,7 @@ def test_fast_is_the_reference_with_refinement(dm: FloatArray, delta: float) -> 
         ("gpt32", {"copies": 2}),
     ],
 )
-@pytest.mark.parametrize("delta", [0.01, 0.04])
+@pytest.mark.parametrize("delta", [0.01, pytest.param(0.04, marks=pytest.mark.slow)])
 def test_fast_is_the_reference_on_workloads(name: str, options: dict[str, int], delta: float) -> None:
     m = generate(name, rng=0, normalize=True, link_gbps=100, **options)
     _same(Demand.from_matrix(m), delta)
