@@ -75,6 +75,22 @@ def test_read_csv_single_row_and_scientific(tmp_path: Path) -> None:
     assert d.n == 1 and d.nnz == 0  # a 1x1 matrix only holds a diagonal entry
 
 
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("0,\uff11\n2,0\n", "row 0 column 1"),  # a full-width digit: float() takes it, ocsched does not
+        ("0,1_000\n2,0\n", "row 0 column 1"),
+        ("src,dst,value\na,b,\uff11\n", "column 'value' must be a number"),
+    ],
+)
+def test_csv_numbers_are_ascii(tmp_path: Path, text: str, bad: str) -> None:
+    # Every number ocsched reads follows one ASCII grammar (io._text); the CSV cells too.
+    p = tmp_path / "d.csv"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=bad):
+        io.read_demand(p)
+
+
 def test_read_npz_sparse_keeps_values_exact(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     dense = rng.random((40, 40)) * (rng.random((40, 40)) < 0.1)
@@ -101,7 +117,7 @@ def test_read_json_nan_is_rejected_as_non_finite(tmp_path: Path) -> None:
     ("fname", "pattern"),
     [
         ("ragged.csv", r"row 1 has 2 values, the first row 3"),
-        ("nonnumeric.csv", r"could not be read as \.csv: could not convert string.*'x'"),
+        ("nonnumeric.csv", r"csv file .*nonnumeric\.csv: row 0 column 2 is not a number: 'x'"),
         ("truncated.json", r"could not be read as \.json"),
         ("negative.csv", r"must be non-negative; .*\[0, 1\] = -1\.0"),
         ("nan.csv", r"must be finite; .*\[0, 1\] = nan"),

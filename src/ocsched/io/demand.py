@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
@@ -211,11 +212,28 @@ def _read_npz(p: Path) -> Named:
     raise InvalidInputError(f"npz file {p} holds {len(keys)} arrays ({', '.join(keys)}); name one 'demand'")
 
 
+#: A number in a CSV cell: ASCII digits only, as every number ocsched reads (float() alone would
+#: also take "1_000" and full-width digits); inf and nan are read, for the finiteness check to name.
+_CSV_NUMBER = re.compile(
+    r"\s*[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)\s*",
+    re.ASCII | re.IGNORECASE,
+)
+
+
 def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    return float(text) if _CSV_NUMBER.fullmatch(text) else None
+
+
+def _cells(rows: list[list[str]], p: Path) -> NDArray[np.float64]:
+    """The numbers of a dense CSV's rows; a cell that is not one is named (row and column from 0)."""
+    out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=np.float64)
+    for k, r in enumerate(rows):
+        for j, c in enumerate(r):
+            x = _number(c)
+            if x is None:
+                raise InvalidInputError(f"csv file {p}: row {k} column {j} is not a number: {c!r}")
+            out[k, j] = x
+    return out
 
 
 def _plain_ids(names: list[str]) -> bool:
@@ -291,7 +309,7 @@ def _read_csv(p: Path, columns: Columns | None = None) -> Named:
         cells = [r[1:] for r in cells]
         if header is not None:
             header = header[1:]
-    data = np.array([[float(c) for c in r] for r in cells], dtype=np.float64)
+    data = _cells(cells, p)
     names = None
     for labels in (header, index):
         if labels is not None:
@@ -321,7 +339,7 @@ def _read_long_csv(p: Path, lines: list[str], where: tuple[int, int, int], head:
     ends = [r[0] for r in rows] + [r[1] for r in rows]
     names: tuple[str, ...] | None = None
     if all(_number(c) is not None for c in ends):
-        ij = np.array([float(c) for c in ends], dtype=np.float64)
+        ij = np.array([_number(c) for c in ends], dtype=np.float64)
         bad = (ij != np.round(ij)) | (ij < 0) | (ij >= MAX_PORTS)
         if bad.any():
             k = int(np.argmax(bad)) % len(rows)
