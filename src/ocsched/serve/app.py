@@ -205,6 +205,13 @@ def create_app(limits: Limits | None = None) -> Starlette:
             return parse(raw)
         return await jobs.run(lambda: parse(raw), budget)
 
+    def failed(request: Request, exc: Exception) -> Response:
+        """The JSON error reply: the request's own (4xx, 503, 504) or an internal error (500)."""
+        if not isinstance(exc, RequestError):
+            log.error("internal error on %s", request.url.path, exc_info=exc)
+            exc = RequestError(500, None, "internal error; the request was not served (see the server log)")
+        return _json(exc.status, dumps(exc.to_dict()))
+
     def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def run(request: Request) -> Response:
             try:
@@ -219,14 +226,8 @@ def create_app(limits: Limits | None = None) -> Starlette:
                     )
                 out = await jobs.run(lambda: dumps(handler(body, limits)), left)
                 return _json(200, out)
-            except RequestError as exc:
-                return _json(exc.status, dumps(exc.to_dict()))
-            except Exception:
-                log.exception("internal error on %s", request.url.path)
-                err = RequestError(
-                    500, None, "internal error; the request was not served (see the server log)"
-                )
-                return _json(500, dumps(err.to_dict()))
+            except Exception as exc:
+                return failed(request, exc)
 
         return run
 
@@ -251,14 +252,8 @@ def create_app(limits: Limits | None = None) -> Starlette:
                     return out
 
                 return _json(200, await jobs.run(work, limits.time_budget_s))
-            except RequestError as exc:
-                return _json(exc.status, dumps(exc.to_dict()))
-            except Exception:
-                log.exception("internal error on %s", request.url.path)
-                err = RequestError(
-                    500, None, "internal error; the request was not served (see the server log)"
-                )
-                return _json(500, dumps(err.to_dict()))
+            except Exception as exc:
+                return failed(request, exc)
 
         return run
 
