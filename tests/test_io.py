@@ -117,7 +117,7 @@ def test_read_json_nan_is_rejected_as_non_finite(tmp_path: Path) -> None:
     ("fname", "pattern"),
     [
         ("ragged.csv", r"row 1 has 2 values, the first row 3"),
-        ("nonnumeric.csv", r"csv file .*nonnumeric\.csv: row 0 column 2 is not a number: 'x'"),
+        ("nonnumeric.csv", r"could not be read as \.csv: row 0 column 2 is not a number: 'x'"),
         ("truncated.json", r"could not be read as \.json"),
         ("negative.csv", r"must be non-negative; .*\[0, 1\] = -1\.0"),
         ("nan.csv", r"must be finite; .*\[0, 1\] = nan"),

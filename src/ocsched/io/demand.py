@@ -224,14 +224,14 @@ def _number(text: str) -> float | None:
     return float(text) if _CSV_NUMBER.fullmatch(text) else None
 
 
-def _cells(rows: list[list[str]], p: Path) -> NDArray[np.float64]:
+def _cells(rows: list[list[str]]) -> NDArray[np.float64]:
     """The numbers of a dense CSV's rows; a cell that is not one is named (row and column from 0)."""
     out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=np.float64)
     for k, r in enumerate(rows):
         for j, c in enumerate(r):
             x = _number(c)
             if x is None:
-                raise InvalidInputError(f"csv file {p}: row {k} column {j} is not a number: {c!r}")
+                raise ValueError(f"row {k} column {j} is not a number: {c!r}")  # the caller names the file
             out[k, j] = x
     return out
 
@@ -309,7 +309,7 @@ def _read_csv(p: Path, columns: Columns | None = None) -> Named:
         cells = [r[1:] for r in cells]
         if header is not None:
             header = header[1:]
-    data = _cells(cells, p)
+    data = _cells(cells)
     names = None
     for labels in (header, index):
         if labels is not None:
