@@ -121,3 +121,12 @@ def test_strong_bound_below_every_heuristic(d: np.ndarray, s: int, data: st.Data
             continue
         ms = ocsched.schedule(d, switches=s, delta=delta, algorithm=name).makespan
         assert strong <= ms * (1 + 1e-9) + 1e-12, name
+
+
+def test_refined_bound_with_entries_far_below_delta() -> None:
+    # An entry below delta's ulp puts a breakpoint delta + d_e / j at delta itself in floats; it
+    # used to raise "tau must exceed delta" from schedule() (hypothesis, delta 1e15, entry 0.0625).
+    d = np.array([[0.0, 1.0], [0.0625, 0.0]])
+    lb = ocsched.lower_bound(d, switches=2, delta=1e15)
+    s = ocsched.schedule(d, switches=2, delta=1e15, algorithm="spectra-pack")
+    assert 1e15 < lb <= s.makespan and ocsched.validate(s, d).ok

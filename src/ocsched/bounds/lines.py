@@ -217,7 +217,9 @@ def _refined_finish(
     for e in near[np.unique(vals[near], return_index=True)[1]][:EXACT_LINES].tolist():
         for j in {math.floor(float(x[e])), math.ceil(float(x[e]))} - {0}:
             tau = dd + Fraction(float(vals[e])) / j
-            if lo * (1 - 1e-9) <= tau <= hi * (1 + 1e-9):
+            # A breakpoint closer to delta than delta's ulp (an entry far below delta) is no
+            # candidate: the counts below it need tau - delta > 0 in floats. Any tau is valid.
+            if lo * (1 - 1e-9) <= tau <= hi * (1 + 1e-9) and float(tau) > d:
                 taus.add(tau)
     best = -math.inf
     for tau in sorted(taus):
