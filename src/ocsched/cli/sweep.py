@@ -22,6 +22,8 @@ else:  # typer shows and checks a Literal's values as choices
     ReportFormat = choice_type(("text", "markdown", "csv"))
 
 
+#: ``--dpi`` of report and plot: a raster figure's resolution.
+_DPI = int_option("--dpi", minimum=10, maximum=2400)
 #: Most local processes or Dask workers a sweep starts (more than any machine has cores).
 MAX_WORKERS = 1024
 #: Longest --wait for a cluster (a day): a larger value is a typo, not a plan.
@@ -242,7 +244,7 @@ def report_cmd(
         int,
         typer.Option(
             "--dpi",
-            parser=int_option("--dpi", minimum=10, maximum=2400),
+            parser=_DPI,
             metavar="INTEGER",
             help="With --out: resolution of raster figures (png), 10..2400.",
         ),
@@ -295,7 +297,7 @@ def plot_cmd(
         int,
         typer.Option(
             "--dpi",
-            parser=int_option("--dpi", minimum=10, maximum=2400),
+            parser=_DPI,
             metavar="INTEGER",
             help="Resolution of a .png (10..2400).",
         ),

@@ -5,8 +5,9 @@ A that B does not hold and adds the circuits of B that A does not hold; a circui
 kept (neither deleted nor re-added). The *recourse* of a boundary is the number of circuits
 deleted plus the number added, and a schedule's recourse sums it over every boundary of every
 switch, the first configuration of a switch counted as set up from an empty switch (all its
-circuits added); the tear-down after the last one is not counted. This is the one place that
-defines it: the ``oxc-orders`` export and the online schedulers both use it.
+circuits added); the tear-down after the last one is not counted. The ``oxc-orders`` export
+reports it. (Between two *consecutive schedules* the online schedulers count a different thing,
+the circuits a switch sets up in one and not the other: :func:`ocsched.online.recourse.recourse`.)
 """
 
 from __future__ import annotations

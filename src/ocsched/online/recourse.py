@@ -1,4 +1,8 @@
-"""Recourse: how many circuits change between two consecutive schedules on the same switches."""
+"""Recourse: how many circuits change between two consecutive schedules on the same switches.
+
+Not the recourse *within* one schedule (cross-connects changed at each of its configuration
+boundaries, what an OCS controller executes): that is :func:`ocsched.model.recourse.recourse`.
+"""
 
 from __future__ import annotations
 
