@@ -31,15 +31,11 @@ from ocsched._version import __version__
 from ocsched.cli._help import tidy
 from ocsched.cli._output import with_log_options
 from ocsched.errors import InvalidInputError, OcschedError
-from ocsched.io import MAX_SWITCHES
-from ocsched.io._files import os_reason
+from ocsched.io._files import MAX_SWITCHES, os_reason
 from ocsched.io._text import parse_float, parse_int, shown
-from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 __all__ = [
     "MAX_SWITCHES",
-    "AlgorithmName",
-    "WorkloadName",
     "app",
     "choice_type",
     "cli_errors",
@@ -54,15 +50,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-if typing.TYPE_CHECKING:
-    AlgorithmName = str
-    WorkloadName = str
-else:  # typer shows and checks a Literal's values as choices
-    from ocsched.schedulers import SCHEDULERS
-
-    AlgorithmName = typing.Literal[tuple(SCHEDULERS)]
-    WorkloadName = typing.Literal[tuple(sorted([*WORKLOADS, *ITERATION_WORKLOADS]))]
 
 
 def choice_type(values: Iterable[str]) -> Any:
@@ -265,6 +252,8 @@ def option_types(workload: str) -> dict[str, type]:
     >>> option_types("gpt32")
     {'copies': <class 'int'>}
     """
+    from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS  # not needed by most commands
+
     check_choice(workload, "workload", sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
     func = WORKLOADS[workload].func if workload in WORKLOADS else ITERATION_WORKLOADS[workload].func
     hints = typing.get_type_hints(func)

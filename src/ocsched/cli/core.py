@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from ocsched._jit import clock
-from ocsched.cli._app import AlgorithmName, app, cli_errors, int_option
+from ocsched.cli._app import app, choice_type, cli_errors, int_option
 from ocsched.cli._options import (
     SEED,
     SWITCHES,
@@ -51,6 +51,12 @@ from ocsched.errors import InvalidInputError
 if TYPE_CHECKING:
     from ocsched.fabric import Fabric
     from ocsched.iteration import Iteration
+
+    AlgorithmName = str
+else:  # typer shows and checks a Literal's values as choices
+    from ocsched.schedulers import SCHEDULERS
+
+    AlgorithmName = choice_type(SCHEDULERS)
 
 
 def _preload(algorithm: str) -> None:

@@ -6,13 +6,13 @@ import inspect
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ocsched.cli._app import (
-    WorkloadName,
     app,
+    choice_type,
     cli_errors,
     fail,
     flag_pairs,
@@ -24,6 +24,11 @@ from ocsched.cli._app import (
 from ocsched.cli._output import JsonOpt, emit
 from ocsched.errors import InvalidInputError
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
+
+if TYPE_CHECKING:
+    WorkloadName = str
+else:  # typer shows and checks a Literal's values as choices
+    WorkloadName = choice_type(sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
 
 GENERATE_EXAMPLES = """\
 ocsched generate gpt32 --normalize -o d.npy

@@ -30,6 +30,9 @@ iterations, :func:`read_trace`), and :mod:`~ocsched.io._files` (limits, atomic w
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ocsched.io._files import (
     MAX_DENSE_ELEMENTS,
     MAX_DENSE_PORTS,
@@ -63,15 +66,33 @@ from ocsched.io.schedule import read_any_schedule, read_schedule, read_schedule_
 from ocsched.io.trace import generate
 from ocsched.io.trace import read_trace as read_coflow_trace
 
-# isort: split
-# Last: the trace importers build on the names above.
-from ocsched.io import traces as traces
-from ocsched.io.traces import read_trace
+if TYPE_CHECKING:
+    from ocsched.io import exports as exports
+    from ocsched.io import traces as traces
+    from ocsched.io.exports import EXPORTERS, export, read_export
+    from ocsched.io.traces import read_trace
 
-# isort: split
-# Last: the exporters build on the circuit table and the trace codec.
-from ocsched.io import exports as exports
-from ocsched.io.exports import EXPORTERS, export, read_export
+# The trace importers and the exporters build on the whole library (schedulers, validators):
+# loaded on first use, so that reading a demand (`ocsched bound`) does not import them.
+_LAZY = {
+    "traces": ("ocsched.io.traces", None),
+    "read_trace": ("ocsched.io.traces", "read_trace"),
+    "exports": ("ocsched.io.exports", None),
+    "EXPORTERS": ("ocsched.io.exports", "EXPORTERS"),
+    "export": ("ocsched.io.exports", "export"),
+    "read_export": ("ocsched.io.exports", "read_export"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, attr = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CIRCUIT_COLUMNS",
