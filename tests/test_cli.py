@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 from helpers import run
 from ocsched import io, lower_bound, schedule, validate
 from ocsched.cli import app
-from ocsched.schedulers import algorithms
+from ocsched.schedulers import SCHEDULERS, algorithms
 
 DATA = Path(__file__).parent / "data" / "core"
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
@@ -210,11 +210,16 @@ def test_bound(d3: Path) -> None:
 def test_algorithms_lists_every_scheduler() -> None:
     res = run("algorithms")
     assert res.exit_code == 0, res.output
-    names = [line.split()[0] for line in res.stdout.splitlines()]
+    lines = [line for line in res.stdout.splitlines() if not line.startswith(" ")]
+    names = [line.split()[0] for line in lines]
     assert "spectra" in names and "spectra-noeq" in names
     assert names == list(algorithms())
-    for line, desc in zip(res.stdout.splitlines(), algorithms().values(), strict=True):
+    for line, desc in zip(lines, algorithms().values(), strict=True):
         assert line.endswith(desc)
+    # Each algorithm's options follow it, one indented line each, in the registry's order.
+    shown = [line.split()[1].split("=")[0] for line in res.stdout.splitlines() if line.startswith(" ")]
+    assert shown == [k for s in SCHEDULERS.values() for k in s.options]
+    assert "--option node_limit=...  branch-and-bound nodes" in res.stdout
 
 
 def test_demo_runs_without_arguments() -> None:

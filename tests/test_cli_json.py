@@ -96,7 +96,18 @@ def test_validate_json_valid_and_invalid(d3: Path, tmp_path: Path) -> None:
 def test_algorithms_json_lists_the_registry() -> None:
     got = as_json("algorithms")
     assert list(got["algorithms"]) == list(SCHEDULERS)
-    assert all(set(v) == {"description", "supports", "requires"} for v in got["algorithms"].values())
+    assert all(
+        set(v) == {"description", "supports", "requires", "options"} for v in got["algorithms"].values()
+    )
+    exact = got["algorithms"]["exact"]["options"]
+    assert exact["node_limit"] == {
+        "type": "int",
+        "default": SCHEDULERS["exact"].options["node_limit"].default,
+        "description": SCHEDULERS["exact"].options["node_limit"].description,
+        "minimum": 1,
+    }
+    assert exact["time_limit"]["default"] is None and exact["time_limit"]["exclusive_minimum"] == 0
+    assert got["algorithms"]["baseline"]["options"]["order"]["choices"] == ["index", "random"]
 
 
 def test_workloads_json_lists_every_generator() -> None:

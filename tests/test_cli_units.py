@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -198,3 +199,36 @@ def test_a_trace_records_its_time_unit(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["meta"]["unit"] == "us"
     got = facts(*args)
     assert got["delta"] == 10.0 and got["unit"] == "us"
+
+
+def test_gzipped_demands_and_iterations_are_read(tmp_path: Path) -> None:
+    # Every text demand format also reads gzip-compressed, and writes so by its name.
+    for suffix in (".csv.gz", ".json.gz"):
+        p = tmp_path / f"d{suffix}"
+        io.write_demand(D3, p)
+        assert p.read_bytes()[:2] == b"\x1f\x8b"
+        assert io.read_demand(p).to_dense().tolist() == D3.tolist()
+        assert facts("bound", p, "-s", "1", "-d", "0")["lower_bound"] == pytest.approx(D3.sum(1).max())
+    flows = tmp_path / "flows.csv.gz"
+    flows.write_bytes(gzip.compress(b"gpu_a,gpu_b,size\na,b,4\nb,a,2\n"))
+    assert io.read_demand(flows, columns=("gpu_a", "gpu_b", "size")).to_dense().max() == 4
+    # A folder of gzipped phases: the phase names drop the whole suffix, in natural order.
+    folder = tmp_path / "it"
+    folder.mkdir()
+    io.write_demand(D3, folder / "phase10.csv.gz")
+    io.write_demand(D3 * 2, folder / "phase2.json.gz")
+    got = facts("schedule", folder, "-s", "1", "-d", "0.1")
+    assert [r["name"] for r in got["phase_rows"]] == ["phase2", "phase10"]  # type: ignore[index]
+    np.save(folder / "phase2.npy", D3)
+    res = run("schedule", folder, "-s", "1", "-d", "0.1")
+    assert res.exit_code == 2 and "two files for phase 'phase2'" in res.stderr
+    # An iteration file written as .json.gz reads back whole and is recognised as an iteration.
+    (folder / "phase2.npy").unlink()
+    iteration = io.read_iteration(folder, gaps=0.2)
+    packed = tmp_path / "it.json.gz"
+    io.write_iteration(iteration, packed)
+    assert io.is_iteration(packed)
+    assert io.read_iteration(packed).to_json() == iteration.to_json()
+    sched = tmp_path / "s.json.gz"
+    assert run("schedule", packed, "-s", "1", "-d", "0.1", "-o", sched).exit_code == 0
+    assert run("validate", packed, sched, "-s", "1", "-d", "0.1").exit_code == 0

@@ -237,12 +237,24 @@ def test_read_demand_directory(tmp_path: Path) -> None:
         io.read_demand(tmp_path / "dir.csv")
 
 
-@pytest.mark.parametrize("fname", ["d3.txt", "d3", "d3.csv.gz", "d3.mat"])
+@pytest.mark.parametrize("fname", ["d3.txt", "d3", "d3.npy.gz", "d3.gz", "d3.mat"])
 def test_read_demand_unknown_suffix(tmp_path: Path, fname: str) -> None:
     p = tmp_path / fname
     p.write_text("0,1\n1,0\n")
     with pytest.raises(
-        InvalidInputError, match=r"^`traffic` has unknown file type .*use one of \.npy, \.npz, \.csv, \.json$"
+        InvalidInputError,
+        match=r"^`traffic` has unknown file type .*use one of \.npy, \.npz, \.csv, \.json, "
+        r"\.csv\.gz, \.json\.gz$",
+    ):
+        io.read_demand(p, name="traffic")
+
+
+@pytest.mark.parametrize("fname", ["d3.csv.gz", "d3.json.gz"])
+def test_read_demand_gz_that_is_not_gzip(tmp_path: Path, fname: str) -> None:
+    p = tmp_path / fname
+    p.write_text("0,1\n1,0\n")
+    with pytest.raises(
+        InvalidInputError, match=r"^`traffic` file .* could not be read as \.(csv|json)\.gz: "
     ):
         io.read_demand(p, name="traffic")
 

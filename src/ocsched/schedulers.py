@@ -115,6 +115,38 @@ class Option:
     #: The value must exceed ``minimum`` (a time limit of 0 is no time at all).
     above: bool = False
 
+    def facts(self) -> dict[str, object]:
+        """The option as plain data (``ocsched algorithms --json``; ``type`` as in ``workloads --json``).
+
+        >>> Option(5, "int", "nodes", 1).facts()
+        {'type': 'int', 'default': 5, 'description': 'nodes', 'minimum': 1}
+        """
+        out: dict[str, object] = {"type": self.kind, "default": self.default, "description": self.description}
+        if self.minimum is not None:
+            out["exclusive_minimum" if self.above else "minimum"] = self.minimum
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+    def summary(self) -> str:
+        """One line: the accepted values and the default.
+
+        >>> Option("none", "choice", "order", choices=("none", "size")).summary()
+        'one of none, size; default none'
+        >>> Option(None, "float", "seconds", 0.0, optional=True, above=True).summary()
+        'number > 0 or none; default none'
+        """
+        if self.kind == "choice":
+            what = f"one of {', '.join(self.choices)}"
+        else:
+            what = "integer" if self.kind == "int" else "number"
+            if self.minimum is not None:
+                what += f" {'>' if self.above else '>='} {self.minimum:g}"
+        if self.optional:
+            what += " or none"
+        default = "none" if self.default is None else self.default
+        return f"{what}; default {default}"
+
     def check(self, value: object, name: str) -> object:
         """Return ``value`` converted and checked; raise :class:`InvalidInputError` naming ``name``."""
         if value is None or (self.optional and isinstance(value, str) and value.lower() == "none"):

@@ -324,7 +324,7 @@ def _schedule_iteration(
 @app.command("algorithms", epilog="ocsched algorithms\nocsched algorithms --json | jq 'keys'\n")
 @cli_errors
 def algorithms_cmd(as_json: JsonOpt = False) -> None:
-    """List the schedulers with one-line descriptions."""
+    """List the schedulers with one-line descriptions and their options (`--option KEY=VALUE`)."""
     from ocsched.schedulers import SCHEDULERS, algorithms
 
     algs = algorithms()
@@ -334,6 +334,7 @@ def algorithms_cmd(as_json: JsonOpt = False) -> None:
                 "description": desc,
                 "supports": sorted(SCHEDULERS[name].supports),
                 "requires": sorted(SCHEDULERS[name].requires),
+                "options": {k: o.facts() for k, o in SCHEDULERS[name].options.items()},
             }
             for name, desc in algs.items()
         }
@@ -342,6 +343,8 @@ def algorithms_cmd(as_json: JsonOpt = False) -> None:
     width = max(len(k) for k in algs)
     for name, desc in algs.items():
         typer.echo(f"{name:<{width}}  {desc}")
+        for key, opt in SCHEDULERS[name].options.items():  # `--option KEY=VALUE`
+            typer.echo(f"{'':<{width}}    --option {key}=...  {opt.description} ({opt.summary()})")
 
 
 @app.command("demo")

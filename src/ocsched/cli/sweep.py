@@ -54,6 +54,8 @@ def _quiet_dask() -> None:
         logger.setLevel(logging.CRITICAL)
         logger.propagate = False
         for handler in logger.handlers:
+            if handler in logging.root.handlers:  # the application's own (pytest's capture): not ours
+                continue
             handler.setLevel(logging.CRITICAL)
 
 

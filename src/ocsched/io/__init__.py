@@ -13,6 +13,7 @@ Demand files, by suffix:
   header's port names are kept (:func:`read_demand_named`). Ports that look 1-based (port 0 never
   used) are logged as a warning.
 - ``.json``: a list of n lists of n numbers, or ``{"demand": [[...], ...]}``.
+- ``.csv.gz``, ``.json.gz``: the same, gzip-compressed (schedules and iterations too).
 
 Sizes are checked before anything is allocated (``.npy`` headers, ``.npz`` members, long-form
 ports): a file may not make ocsched hold more than :data:`MAX_DENSE_ELEMENTS` dense entries,

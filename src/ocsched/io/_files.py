@@ -105,20 +105,30 @@ def os_reason(exc: OSError) -> str:
 MAX_GZIP_TEXT = 4 * 2**30
 
 
+def file_text(p: Path, what: str = "file") -> str:
+    """Return the text of file ``p``, gunzipped if its name ends ``.gz``.
+
+    Raises the system's errors (:class:`OSError`, :class:`UnicodeDecodeError`, :class:`EOFError`)
+    for the caller to word; :class:`InvalidInputError` (naming ``what``) if a compressed file
+    expands beyond :data:`MAX_GZIP_TEXT` bytes.
+    """
+    if not p.name.lower().endswith(".gz"):
+        return p.read_text()
+    import gzip
+
+    with gzip.open(p, "rb") as fh:
+        data = fh.read(MAX_GZIP_TEXT + 1)
+    if len(data) > MAX_GZIP_TEXT:
+        raise InvalidInputError(f"{what} {p} expands beyond {MAX_GZIP_TEXT} bytes")
+    return data.decode()
+
+
 def read_text(p: Path, what: str) -> str:
     """Return the text of file ``p`` (gunzipped if its name ends ``.gz``); ``what`` names it in errors."""
     if not p.is_file():
         raise InvalidInputError(f"{what} not found: {p}")
     try:
-        if p.name.lower().endswith(".gz"):
-            import gzip
-
-            with gzip.open(p, "rb") as fh:
-                data = fh.read(MAX_GZIP_TEXT + 1)
-            if len(data) > MAX_GZIP_TEXT:
-                raise InvalidInputError(f"{what} {p} expands beyond {MAX_GZIP_TEXT} bytes")
-            return data.decode()
-        return p.read_text()
+        return file_text(p, what)
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise InvalidInputError(f"{what} {p} could not be read: {exc}") from None
 

@@ -1,4 +1,4 @@
-"""Demand matrices: read (``.npy``, ``.npz``, ``.csv``, ``.json``, size-checked) and write."""
+"""Demand matrices: read (``.npy``, ``.npz``, ``.csv``, ``.json``; text gzipped too; size-checked), write."""
 
 from __future__ import annotations
 
@@ -17,17 +17,38 @@ from numpy.typing import ArrayLike, NDArray
 
 from ocsched._lazy import issparse
 from ocsched.errors import InvalidInputError
-from ocsched.io._files import MAX_DENSE_ELEMENTS, MAX_NNZ, MAX_PORTS, write_atomic, write_text
+from ocsched.io._files import MAX_DENSE_ELEMENTS, MAX_NNZ, MAX_PORTS, file_text, write_atomic, write_text
 from ocsched.model import Demand
 
 log = logging.getLogger("ocsched.io")  # the package's logger, as before io became a package
 
-DEMAND_SUFFIXES = (".npy", ".npz", ".csv", ".json")
+#: Demand file names end with one of these (the text formats may be gzip-compressed).
+DEMAND_SUFFIXES = (".npy", ".npz", ".csv", ".json", ".csv.gz", ".json.gz")
+
+
+def demand_suffix(path: str | os.PathLike[str]) -> str | None:
+    """The :data:`DEMAND_SUFFIXES` entry that ``path``'s name ends with (any case), else None.
+
+    >>> demand_suffix("D.JSON.gz"), demand_suffix("d.csv"), demand_suffix("d.txt")
+    ('.json.gz', '.csv', None)
+    """
+    low = Path(path).name.lower()
+    return max((s for s in DEMAND_SUFFIXES if low.endswith(s)), key=len, default=None)
+
+
+def demand_stem(path: str | os.PathLike[str]) -> str:
+    """``path``'s name without its demand suffix (``phase2.csv.gz`` -> ``phase2``).
+
+    >>> demand_stem("a/phase2.csv.gz"), demand_stem("phase3.npy"), demand_stem("notes")
+    ('phase2', 'phase3', 'notes')
+    """
+    name = Path(path).name
+    return name[: len(name) - len(demand_suffix(name) or "")]
 
 
 def _suffix(path: Path, name: str) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in DEMAND_SUFFIXES:
+    suffix = demand_suffix(path)
+    if suffix is None:
         raise InvalidInputError(
             f"`{name}` has unknown file type {path.suffix or '(none)'!r}: {path}; "
             f"use one of {', '.join(DEMAND_SUFFIXES)}"
@@ -127,10 +148,10 @@ def read_demand_named(
     suffix = _suffix(p, name)
     if not p.is_file():
         raise InvalidInputError(f"`{name}` file not found: {p}")
-    if columns is not None and suffix != ".csv":
+    if columns is not None and suffix not in (".csv", ".csv.gz"):
         raise InvalidInputError(f"`columns` applies to long-form .csv files; `{name}` is {p}")
     try:
-        matrix, names = _read_csv(p, columns) if suffix == ".csv" else _READERS[suffix](p)
+        matrix, names = _read_csv(p, columns) if suffix.startswith(".csv") else _READERS[suffix](p)
     except InvalidInputError as exc:
         raise InvalidInputError(f"`{name}`: {exc}") from None
     except RecursionError:
@@ -279,7 +300,7 @@ def _long_columns(p: Path, head: list[str], columns: Columns | None) -> tuple[in
 
 
 def _read_csv(p: Path, columns: Columns | None = None) -> Named:
-    lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
+    lines = [ln.split("#", 1)[0].strip() for ln in file_text(p).splitlines()]
     lines = [ln for ln in lines if ln]
     if not lines:
         raise InvalidInputError(f"csv file {p} is empty")
@@ -365,7 +386,7 @@ def _read_long_csv(p: Path, lines: list[str], where: tuple[int, int, int], head:
 
 
 def _read_json(p: Path) -> Named:
-    data: Any = json.loads(p.read_text())
+    data: Any = json.loads(file_text(p))
     if isinstance(data, dict):
         if "demand" not in data:
             if isinstance(data.get("format"), str):  # e.g. a schedule file
@@ -391,6 +412,8 @@ _READERS: dict[str, Callable[[Path], Named]] = {
     ".npz": _read_npz,
     ".csv": _read_csv,
     ".json": _read_json,
+    ".csv.gz": _read_csv,
+    ".json.gz": _read_json,
 }
 
 
@@ -429,5 +452,5 @@ def write_demand(
         return write_atomic(p, lambda f: np.save(f, dense), force=force)
     if suffix == ".csv":
         return write_atomic(p, lambda f: np.savetxt(f, dense, delimiter=",", fmt="%.17g"), force=force)
-    text = json.dumps(dense.tolist())
+    text = demand_csv(dense) if suffix == ".csv.gz" else json.dumps(dense.tolist())
     return write_text(p, text, force=force)

@@ -12,8 +12,8 @@ from typing import TypeVar
 import numpy as np
 
 from ocsched.errors import InvalidInputError
-from ocsched.io._files import MAX_DENSE_ELEMENTS, read_text, write_text
-from ocsched.io.demand import DEMAND_SUFFIXES, _number, read_demand
+from ocsched.io._files import MAX_DENSE_ELEMENTS, file_text, read_text, write_text
+from ocsched.io.demand import DEMAND_SUFFIXES, _number, demand_stem, demand_suffix, read_demand
 from ocsched.iteration import ITERATION_FORMAT, Iteration, IterationSchedule
 
 T = TypeVar("T")
@@ -66,8 +66,8 @@ def read_iteration(
 ) -> Iteration:
     """Read an iteration: a ``ocsched.sequence`` JSON file, a 3-D ``.npy`` or a folder of matrices.
 
-    - ``.json``: ``{"format": "ocsched.sequence", "version": 1, "phases": [...]}`` (see
-      :mod:`ocsched.iteration`); gaps come from the file.
+    - ``.json`` (or ``.json.gz``): ``{"format": "ocsched.sequence", "version": 1, "phases": [...]}``
+      (see :mod:`ocsched.iteration`); gaps come from the file.
     - ``.npy``: a K x n x n array, one phase per slice; ``gaps`` gives one gap for all or one each.
     - a folder: one demand file per phase (any :data:`DEMAND_SUFFIXES`), in natural order of file
       name (``phase2`` before ``phase10``), and optionally :data:`GAPS_FILE` with one gap per line
@@ -91,17 +91,21 @@ def read_iteration(
     """
     p = Path(path)
     if p.is_dir():
-        files = [f for f in p.iterdir() if f.is_file() and f.suffix.lower() in DEMAND_SUFFIXES]
+        files = [f for f in p.iterdir() if f.is_file() and demand_suffix(f) is not None]
         files = sorted((f for f in files if f.name != GAPS_FILE), key=lambda f: (_natural(f.name), f.name))
         if not files:
             raise InvalidInputError(f"`{name}` folder {p} holds no matrix ({', '.join(DEMAND_SUFFIXES)})")
-        mats = [read_demand(f, name=f"{name} phase {f.stem}") for f in files]
+        stems = [demand_stem(f) for f in files]
+        if len(set(stems)) < len(stems):
+            twice = next(s for s in stems if stems.count(s) > 1)
+            raise InvalidInputError(f"`{name}` folder {p} holds two files for phase {twice!r}")
+        mats = [read_demand(f, name=f"{name} phase {s}") for f, s in zip(files, stems, strict=True)]
         if gaps is None and (p / GAPS_FILE).is_file():
-            gaps = _read_gaps(p / GAPS_FILE, [f.stem for f in files])
-        return Iteration.from_matrices(mats, gaps=gaps, names=[f.stem for f in files])
+            gaps = _read_gaps(p / GAPS_FILE, stems)
+        return Iteration.from_matrices(mats, gaps=gaps, names=stems)
     if not p.is_file():
         raise InvalidInputError(f"`{name}` file not found: {p}")
-    suffix = p.suffix.lower()
+    suffix = ".json" if p.name.lower().endswith(".json.gz") else p.suffix.lower()
     if suffix == ".json":
         if gaps is not None:
             raise InvalidInputError(f"`gaps` applies to .npy files and folders; {p} carries its own gaps")
@@ -119,13 +123,14 @@ def read_iteration(
         if arr.size > MAX_DENSE_ELEMENTS:
             raise InvalidInputError(f"`{name}` file {p} holds {arr.size} entries, above {MAX_DENSE_ELEMENTS}")
         return Iteration.from_matrices(np.array(arr), gaps=gaps)
-    raise InvalidInputError(f"`{name}` must be a .json or .npy file or a folder; got {p}")
+    raise InvalidInputError(f"`{name}` must be a .json, .json.gz or .npy file or a folder; got {p}")
 
 
 def is_iteration(path: str | os.PathLike[str]) -> bool:
     """Return True if ``path`` looks like an iteration (what ``ocsched schedule`` uses to pick).
 
-    A folder, a 3-D ``.npy``, or a JSON file whose ``format`` is ``ocsched.sequence``.
+    A folder, a 3-D ``.npy``, or a JSON file (``.json``, ``.json.gz``) whose ``format`` is
+    ``ocsched.sequence``.
     """
     p = Path(path)
     if p.is_dir():
@@ -133,8 +138,8 @@ def is_iteration(path: str | os.PathLike[str]) -> bool:
     try:
         if p.suffix.lower() == ".npy":
             return int(np.load(p, mmap_mode="r", allow_pickle=False).ndim) == 3
-        if p.suffix.lower() == ".json":
-            data = json.loads(p.read_text())
+        if p.name.lower().endswith((".json", ".json.gz")):
+            data = json.loads(file_text(p))
             return isinstance(data, dict) and data.get("format") == ITERATION_FORMAT
     except (OSError, ValueError, EOFError, UnicodeDecodeError, RecursionError):
         return False

@@ -77,6 +77,7 @@ from ocsched._checks import check_bool, check_delta, check_int, check_number, ch
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import MAX_SWITCHES, Fabric
 from ocsched.io import DEMAND_SUFFIXES, read_fabric
+from ocsched.io.demand import demand_suffix
 from ocsched.schedulers import SCHEDULERS, fabric_features
 from ocsched.sequence import ITERATION_SCHEDULERS
 from ocsched.sweep.results import RunSpec
@@ -260,7 +261,7 @@ def _files(pattern: Any, where: str, base: Path) -> list[tuple[str, str]]:
     found = [(m, str((base / m).resolve())) for m in matched if (base / m).is_file()]
     if not found:
         raise InvalidInputError(f"`{where}.path` {pattern!r} matches no file (relative to {base})")
-    bad = [m for m, _ in found if Path(m).suffix.lower() not in DEMAND_SUFFIXES]
+    bad = [m for m, _ in found if demand_suffix(m) is None]
     if bad:
         raise InvalidInputError(
             f"`{where}.path` matches {bad[0]!r}, not a demand file ({', '.join(DEMAND_SUFFIXES)})"
