@@ -20,6 +20,10 @@ from functools import cached_property
 from typing import Any
 
 from ocsched._checks import check_bool, check_choice, check_delta, check_int, check_number, check_switches
+from ocsched._limits import MAX_DOWN_WINDOWS as MAX_DOWN_WINDOWS
+from ocsched._limits import MAX_FAILED_LINKS as MAX_FAILED_LINKS
+from ocsched._limits import MAX_PORTS_PER_ENDPOINT as MAX_PORTS_PER_ENDPOINT
+from ocsched._limits import MAX_SWITCHES as MAX_SWITCHES
 from ocsched.errors import InvalidInputError
 
 __all__ = [
@@ -39,15 +43,6 @@ __all__ = [
 
 #: Reconfiguration models: every configuration pays the full delay, or kept circuits stay lit.
 MODELS = ("all-stop", "partial")
-#: Most switches a fabric description (:meth:`Fabric.from_dict`, FABRIC.toml) may expand to, and
-#: most a command accepts (far more than any demand can use).
-MAX_SWITCHES = 1024
-#: Most down windows a fabric description may list (each is checked against every configuration).
-MAX_DOWN_WINDOWS = 10_000
-#: Most failed links a fabric description may list (a link per port and switch of a large fabric).
-MAX_FAILED_LINKS = 100_000
-#: Most ports an endpoint may have on one switch (a TPU v4 cube has 2 per OCS).
-MAX_PORTS_PER_ENDPOINT = 64
 
 
 @dataclass(frozen=True)

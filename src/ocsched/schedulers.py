@@ -28,7 +28,7 @@ from ocsched.baseline import capacity_split_schedule, single_switch, split_sched
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InfeasibleError, InvalidInputError
-from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_PORTS, near_optimal, solve_exact
+from ocsched.exact import DEFAULT_NODE_LIMIT, MAX_EXACT_PORTS, near_optimal, solve_exact
 from ocsched.exact.hybrid import solve_hybrid_exact
 from ocsched.exact.near import NEAR_OPTIMAL_NODES
 from ocsched.exact.ports import MAX_EXACT_ENDPOINTS, solve_ports_exact
@@ -508,9 +508,9 @@ SCHEDULERS: dict[str, Scheduler] = {
     ),
     "exact": Scheduler(
         _exact,
-        f"Exact MILP optimum for tiny instances (n <= {MAX_PORTS}; best found within "
+        f"Exact MILP optimum for tiny instances (n <= {MAX_EXACT_PORTS}; best found within "
         f"{DEFAULT_NODE_LIMIT:,} branch-and-bound nodes; partial model: the all-stop optimum, unproved)",
-        max_ports=MAX_PORTS,
+        max_ports=MAX_EXACT_PORTS,
         supports=ALL_FEATURES,
         options={
             "node_limit": Option(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ocsched.errors import InvalidInputError
 from ocsched.exact.columns import fabric_columns
 from ocsched.exact.matchings import maximal_matchings
-from ocsched.exact.solve import MAX_PORTS, solve_exact
+from ocsched.exact.solve import MAX_EXACT_PORTS, solve_exact
 from ocsched.fabric import Fabric
 from ocsched.improve import improve_on_fabric, improve_schedule
 from ocsched.improve.structure import switch_times
@@ -34,7 +34,7 @@ def near_optimal(
 ) -> tuple[Switches, int, str, float | None]:
     """Return the ``spectra-opt`` schedule: the best of spectra-pack, its LP improvement and a short MILP.
 
-    On a small model (n <= :data:`MAX_PORTS` and at most :data:`NEAR_OPTIMAL_SIZE` binaries)
+    On a small model (n <= :data:`MAX_EXACT_PORTS` and at most :data:`NEAR_OPTIMAL_SIZE` binaries)
     :func:`solve_exact` runs for ``node_limit`` nodes from the ``spectra-opt`` incumbent, so the
     result is never worse than :func:`ocsched.improve.improve_schedule` (itself never worse than
     ``spectra-pack``); a proof of optimality found on the way is kept. Otherwise the LP
@@ -69,7 +69,7 @@ def near_optimal(
     """
     if fabric.is_uniform:
         s, d = fabric.size, fabric.deltas[0]
-        if demand.n <= MAX_PORTS and demand.nnz:
+        if demand.n <= MAX_EXACT_PORTS and demand.nnz:
             try:
                 small = s * len(maximal_matchings(demand, limit=NEAR_OPTIMAL_SIZE)) <= NEAR_OPTIMAL_SIZE
             except InvalidInputError:
@@ -85,7 +85,7 @@ def near_optimal(
     if start is None:
         raise InvalidInputError("`start` (spectra-pack's schedule on the fabric) is required on this fabric")
     confs, splits = improve_on_fabric(demand, fabric, start=start)
-    if demand.n <= MAX_PORTS and demand.nnz:
+    if demand.n <= MAX_EXACT_PORTS and demand.nnz:
         horizon = max((c.end for sw in confs for c in sw), default=0.0)
         try:
             cols = fabric_columns(demand, switch_times(fabric.with_model("all-stop")), horizon)

@@ -37,7 +37,7 @@ from ocsched.improve.structure import (
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.timing import busy
 
-__all__ = ["DEFAULT_NODE_LIMIT", "MAX_PORTS", "solve_exact"]
+__all__ = ["DEFAULT_NODE_LIMIT", "MAX_EXACT_PORTS", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ FloatArray = NDArray[np.float64]
 Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Largest n accepted by the ``"exact"`` scheduler.
-MAX_PORTS = 6
+MAX_EXACT_PORTS = 6
 
 #: Branch-and-bound nodes of the ``"exact"`` scheduler and the default of :func:`solve_exact`: a
 #: count of work, so the result is the same on any machine under any load. It proves optimal

@@ -9,17 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+# The input limits (one home, ocsched._limits), re-exported where the readers have always had them.
+from ocsched._limits import MAX_DENSE_ELEMENTS as MAX_DENSE_ELEMENTS
+from ocsched._limits import MAX_DENSE_PORTS as MAX_DENSE_PORTS
+from ocsched._limits import MAX_GZIP_TEXT as MAX_GZIP_TEXT
+from ocsched._limits import MAX_NNZ as MAX_NNZ
+from ocsched._limits import MAX_PORTS as MAX_PORTS
+from ocsched._limits import MAX_SWITCHES as MAX_SWITCHES
 from ocsched.errors import InvalidInputError, OcschedError
-from ocsched.fabric import MAX_SWITCHES as MAX_SWITCHES  # most switches a command or fabric file gives
-
-#: Most ports a demand may have (sparse and long-form inputs; OCS radixes are in the hundreds).
-MAX_PORTS = 1_000_000
-#: Most nonzero entries a demand file may hold.
-MAX_NNZ = 10_000_000
-#: Most entries of a dense matrix read or generated (800 MB as float64).
-MAX_DENSE_ELEMENTS = 100_000_000
-#: Most ports the dense schedulers work on (their n x n arrays stay within MAX_DENSE_ELEMENTS).
-MAX_DENSE_PORTS = 10_000
 
 
 def check_writable(path: str | os.PathLike[str], *, force: bool = False, name: str = "out") -> Path:
@@ -99,10 +96,6 @@ def os_reason(exc: OSError) -> str:
     """
     text = os.strerror(exc.errno) if exc.errno else (str(exc).splitlines() or [type(exc).__name__])[0]
     return text[:1].lower() + text[1:]
-
-
-#: Most bytes a gzip-compressed text file may expand to (a small file must not fill the memory).
-MAX_GZIP_TEXT = 4 * 2**30
 
 
 def file_text(p: Path, what: str = "file") -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from ocsched._limits import MAX_EPS_ENTRIES, MAX_PORTS
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import (
     MAX_DOWN_WINDOWS,
@@ -35,8 +36,6 @@ SCHEDULE_VERSION = 1
 SCHEDULE_VERSION_FABRIC = 2
 #: How a schedule was found: a heuristic, or an exact solver's outcome.
 STATUSES = ("heuristic", "optimal", "node_limit", "time_limit", "infeasible", "unbounded", "error")
-#: Largest port count a schedule file may claim (far above any OCS radix; guards memory).
-MAX_PORTS = 1_000_000
 
 
 def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
@@ -331,9 +330,6 @@ def _read_eps(raw: Any, fabric: Fabric, ports: int) -> tuple[Fabric, Demand]:
     mat.sum_duplicates()
     return fab, Demand.from_matrix(mat, name="schedule `eps.entries`")
 
-
-#: Most entries an ``eps`` section may list (as many as a dense 1,000-port demand).
-MAX_EPS_ENTRIES = 1_000_000
 
 #: The keys a version-2 fabric's objects may have (the JSON Schema's ``additionalProperties:
 #: false``): an unknown one (``"rates"``, ``"stop"``) would be ignored without a word.

@@ -24,8 +24,8 @@ from ocsched.timing import dark_interval, held_times
 __all__ = [
     "COLOR_BY",
     "MAX_BARS",
+    "MAX_GANTT_SWITCHES",
     "MAX_PERMUTATION_COLORS",
-    "MAX_SWITCHES",
     "permutation_groups",
     "plot_schedule",
     "time_label",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Most switches one chart draws (a row each); beyond that the chart is unreadable and huge.
-MAX_SWITCHES = 256
+MAX_GANTT_SWITCHES = 256
 #: Most configurations one chart draws.
 MAX_BARS = 20_000
 #: Most failed links named in one label (the others are counted: "+3 more").
@@ -74,9 +74,9 @@ def permutation_groups(schedule: Schedule | IterationSchedule) -> list[list[int]
 
 def _check_drawable(schedule: Schedule | IterationSchedule) -> None:
     s = len(schedule.switches)
-    if s > MAX_SWITCHES:
+    if s > MAX_GANTT_SWITCHES:
         raise InvalidInputError(
-            f"`schedule` has {s} switches; a chart draws at most {MAX_SWITCHES} (one row each)"
+            f"`schedule` has {s} switches; a chart draws at most {MAX_GANTT_SWITCHES} (one row each)"
         )
     if schedule.num_configurations > MAX_BARS:
         raise InvalidInputError(
@@ -236,7 +236,7 @@ def plot_schedule(
     Raises
     ------
     InvalidInputError
-        If the schedule has non-finite times, or more than :data:`MAX_SWITCHES` switches or
+        If the schedule has non-finite times, or more than :data:`MAX_GANTT_SWITCHES` switches or
         :data:`MAX_BARS` configurations.
 
     Examples

@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from ocsched._checks import check_bool, check_delta, check_int, check_number, check_switches
+from ocsched._limits import MAX_RUNS as MAX_RUNS
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import MAX_SWITCHES, Fabric
 from ocsched.io import DEMAND_SUFFIXES, read_fabric
@@ -99,8 +100,6 @@ __all__ = [
 PRESETS = ("iterations", "paper", "quick")
 #: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
 FILE_WORKLOAD = "file"
-#: Most runs one config may expand to (counted before any is built; the paper preset has 5,832).
-MAX_RUNS = 1_000_000
 
 #: One scheduler setting of a run: (algorithm, switches, delta, fabric name, canonical fabric JSON).
 Setting = tuple[str, int, float, str | None, str | None]
