@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 from numpy.typing import NDArray
 
 import ocsched
+from ocsched import _jit
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.model import Configuration, Schedule
@@ -227,3 +228,29 @@ def test_recourse_counts_circuits_added_and_removed_per_switch() -> None:
     assert recourse(x, y) == 5
     z = Schedule(ports=3, delta=0.1, switches=(b,))
     assert recourse_counts(x, z) == (1, 2)  # (1,0) added; (1,2), (2,0) removed; (0,1) kept
+
+
+@pytest.mark.skipif(not _jit.HAVE_NUMBA, reason="numba not installed")
+def test_fit_runs_its_kernels_compiled_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fit is the latency path: even a 3 x 3 runs compiled (prepared by plan()), with the
+    # same result as the interpreted kernels.
+    from ocsched.online import _kernels
+
+    monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
+    d = np.array([[0, 3, 1], [1, 0, 3], [3, 1, 0]], dtype=float)
+    calls: list[bool] = []
+    real = _jit.Kernel.uses_compiled
+
+    def spy(self: _jit.Kernel, *args: object) -> bool:
+        out = real(self, *args)
+        if self is _kernels.scan:
+            calls.append(out)
+        return out
+
+    monkeypatch.setattr(_jit.Kernel, "uses_compiled", spy)
+    p = plan(d, switches=2, delta=0.5)
+    fitted = p.fit(d * 1.05)
+    assert calls and all(calls)
+    with _jit.interpreted_only():
+        again = p._fit(d * 1.05, previous=None, max_error=None)
+    assert fitted.to_dict()["switches"] == again.to_dict()["switches"]

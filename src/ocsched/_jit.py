@@ -68,7 +68,8 @@ _COMPILE_ESTIMATE_S = 20
 _KERNELS: list[Kernel] = []
 _local = threading.local()  # .interpreting: inside an interpreted kernel (its callees too)
 _lock = threading.Lock()
-_state: dict[str, Any] = {"compile_s": 0.0, "announced": False, "ready": False, "force": False}
+# force: how many compiled_only() blocks are open (a count, so that threads may nest them).
+_state: dict[str, Any] = {"compile_s": 0.0, "announced": False, "ready": False, "force": 0}
 
 
 def _disabled() -> bool:
@@ -247,12 +248,13 @@ def compile_seconds() -> float:
 @contextlib.contextmanager
 def compiled_only() -> Iterator[None]:
     """Within the block, every kernel called from Python runs compiled, whatever its work."""
-    before = _state["force"]
-    _state["force"] = True
+    with _lock:
+        _state["force"] += 1
     try:
         yield
     finally:
-        _state["force"] = before
+        with _lock:
+            _state["force"] -= 1
 
 
 @contextlib.contextmanager

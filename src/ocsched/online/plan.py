@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_choice, check_number
-from ocsched._jit import clock
+from ocsched._jit import clock, compiled_only
 from ocsched._version import __version__
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
@@ -266,7 +266,16 @@ class Plan:
         O(n^2 + m n) for the scan, the re-fit and the recourse count, O(passes * m^2 / s) for
         the re-balance (m configurations). One plan serves one ``fit`` at a time (it keeps
         scratch marks); use one plan per thread.
+
+        The kernels run compiled whatever the size (:func:`ocsched._jit.compiled_only`: a fit
+        is the latency path, and at n = 64 the interpreted kernels take ten times as long);
+        :func:`plan` prepares them, so no fit waits for a compile. The result is the same
+        either way.
         """
+        with compiled_only():
+            return self._fit(actual, previous=previous, max_error=max_error)
+
+    def _fit(self, actual: DemandLike, *, previous: Schedule | None, max_error: float | None) -> Schedule:
         t0 = clock()
         limit = self.max_error if max_error is None else _check_limit(max_error)
         n = self.n
@@ -557,4 +566,6 @@ def plan(
     d = np.array(_dense(predicted, None, "predicted"), dtype=np.float64)  # the plan keeps its own copy
     fab.check_ports(d.shape[0])
     sched = schedule(d, fabric=fab, algorithm=algorithm)
-    return Plan(d, sched, fab, algorithm, max_error=err, recourse_weight=weight)
+    out = Plan(d, sched, fab, algorithm, max_error=err, recourse_weight=weight)
+    out.fit(d)  # compiles (or loads) the fit's kernels now, not on the first real fit
+    return out
