@@ -124,3 +124,19 @@ def test_warmup_command_runs_every_kernel_path(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("0 entry kernels") and "disabled" in out.stdout, out.stdout
     assert int(out.stdout.split("of ")[1].split(")")[0]) >= 20  # every kernel module imported
+
+
+@pytest.mark.skipif(not _jit.HAVE_NUMBA, reason="numba not installed")
+def test_warm_marker_follows_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ocsched warmup` leaves a marker in the cache directory of these kernel sources; the
+    # service loads every kernel onto its compiled path only then (see ocsched.serve.app.warm_up).
+    monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not _jit.is_warm()
+    _jit.mark_warm()
+    assert _jit.is_warm() and (_jit.cache_dir() / "warm").is_file()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))  # another cache: not warm
+    assert not _jit.is_warm()
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")  # no compiled path at all: never warm
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not _jit.is_warm()

@@ -50,8 +50,10 @@ __all__ = [
     "compile_seconds",
     "compiled_only",
     "interpreted_only",
+    "is_warm",
     "jit",
     "kernels",
+    "mark_warm",
 ]
 
 log = logging.getLogger("ocsched.kernels")
@@ -229,6 +231,23 @@ def jit(
 def kernels() -> tuple[Kernel, ...]:
     """Every kernel of the modules imported so far."""
     return tuple(_KERNELS)
+
+
+def mark_warm() -> None:
+    """Record that :func:`ocsched.warmup.warmup` filled the cache (see :func:`is_warm`)."""
+    if _disabled():
+        return
+    with contextlib.suppress(OSError):
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        (cache_dir() / "warm").touch()
+
+
+def is_warm() -> bool:
+    """Whether ``ocsched warmup`` filled the cache for these kernel sources (numba available).
+
+    The cache directory is named by the kernels' sources, so an edit makes this False again.
+    """
+    return not _disabled() and (cache_dir() / "warm").exists()
 
 
 def clock() -> float:

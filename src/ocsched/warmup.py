@@ -19,7 +19,8 @@ import numpy as np
 from ocsched import _jit
 from ocsched.bounds import lower_bound
 from ocsched.errors import InvalidInputError, OcschedError
-from ocsched.fabric import Fabric, LinkDown, SwitchDown
+from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
+from ocsched.online import plan
 from ocsched.reschedule import SwitchFailure, reschedule
 from ocsched.schedulers import SCHEDULERS, schedule
 from ocsched.sequence import schedule_iteration
@@ -66,6 +67,8 @@ def warmup() -> WarmupReport:
             down=[SwitchDown(1, 0.05, 0.12)], failed_links=[LinkDown(port=3, switch=2)]
         ),
         Fabric.uniform(2, 0.05, model="partial"),
+        Fabric.uniform(2, 0.05).with_eps(0.5),
+        Fabric(switches=(Switch(0.05, bidirectional=True, ports_per_endpoint=2),) * 2),
     ]
     with _jit.compiled_only():
         for mat in (d, sparse):
@@ -81,6 +84,8 @@ def warmup() -> WarmupReport:
         reschedule(sched, d, SwitchFailure(1, sched.makespan / 2))
         it = generate_iteration("moe-iteration", gpus=8, layers=2, rng=0)
         schedule_iteration(it, switches=2, delta=0.05, rng=0)
+        plan(d, switches=2, delta=0.05).fit(d * 1.1)
+    _jit.mark_warm()
     compiled = [k for k in _jit.kernels() if k._dispatcher is not None and k._dispatcher.signatures]
     return WarmupReport(
         kernels=len(_jit.kernels()),
