@@ -131,12 +131,21 @@ def test_warm_marker_follows_the_cache(tmp_path: Path, monkeypatch: pytest.Monke
     # `ocsched warmup` leaves a marker in the cache directory of these kernel sources; the
     # service loads every kernel onto its compiled path only then (see ocsched.serve.app.warm_up).
     monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert not _jit.is_warm()
-    _jit.mark_warm()
-    assert _jit.is_warm() and (_jit.cache_dir() / "warm").is_file()
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))  # another cache: not warm
-    assert not _jit.is_warm()
-    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")  # no compiled path at all: never warm
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert not _jit.is_warm()
+
+    def use(folder: Path) -> None:  # cache_dir() is memoized: forget it with each change
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(folder))
+        _jit.cache_dir.cache_clear()
+
+    try:
+        use(tmp_path)
+        assert not _jit.is_warm()
+        _jit.mark_warm()
+        assert _jit.is_warm() and (_jit.cache_dir() / "warm").is_file()
+        use(tmp_path / "elsewhere")  # another cache: not warm
+        assert not _jit.is_warm()
+        monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")  # no compiled path at all: never warm
+        use(tmp_path)
+        assert not _jit.is_warm()
+    finally:
+        monkeypatch.undo()
+        _jit.cache_dir.cache_clear()  # the other tests' cache again
