@@ -1,11 +1,11 @@
-"""What a sweep reports: its progress after each batch, its summary, and an estimate before it runs."""
+"""What a running sweep reports: its progress after each batch, and its summary at the end."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SweepEstimate", "SweepProgress", "SweepSummary"]
+__all__ = ["SweepProgress", "SweepSummary"]
 
 
 @dataclass(frozen=True)
@@ -40,19 +40,3 @@ class SweepSummary:
     batches: int
     elapsed_s: float
     failures: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class SweepEstimate:
-    """Result of :func:`estimate_sweep`."""
-
-    runs: int
-    todo: int
-    sampled: int
-    seconds_per_run: float
-    workers: int
-
-    @property
-    def seconds(self) -> float:
-        """Estimated wall time of the remaining runs on ``workers`` processes."""
-        return self.todo * self.seconds_per_run / self.workers

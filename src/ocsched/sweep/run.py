@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from ocsched.sweep._workers import _worker_init
 from ocsched.sweep.batches import _default_batch_size, make_batches
 from ocsched.sweep.cluster import dashboard_link, dask_client, dask_results, distributed_module
 from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, load_config
-from ocsched.sweep.progress import SweepEstimate, SweepProgress, SweepSummary
+from ocsched.sweep.progress import SweepProgress, SweepSummary
 from ocsched.sweep.results import RunSpec, derive_seeds, option_types, pyarrow_modules, result_row
 from ocsched.sweep.store import MANIFEST, Store, check_out, locked
 from ocsched.validate import validate
@@ -339,6 +340,22 @@ def run_sweep(
         clock() - t0,
         failures,
     )
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    """Result of :func:`estimate_sweep`."""
+
+    runs: int
+    todo: int
+    sampled: int
+    seconds_per_run: float
+    workers: int
+
+    @property
+    def seconds(self) -> float:
+        """Estimated wall time of the remaining runs on ``workers`` processes."""
+        return self.todo * self.seconds_per_run / self.workers
 
 
 def estimate_sweep(
