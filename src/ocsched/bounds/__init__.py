@@ -4,7 +4,9 @@ Every bound is a named function with its proof in the docstring; :func:`lower_bo
 maximum of all of them. One module per family of arguments:
 
 - :mod:`ocsched.bounds.lines`: one row or column at a time (line, degree, refined).
-- :mod:`ocsched.bounds.fabric`: per-switch delay and rate, down windows, failed links.
+- :mod:`ocsched.bounds.fabric`: per-switch delay and rate, down windows, failed links (the entry
+  bound in :mod:`ocsched.bounds.fabric_entry`, a port's available time in
+  :mod:`ocsched.bounds.availability`).
 - :mod:`ocsched.bounds.ports`: several ports per endpoint, bidirectional circuits.
 - :mod:`ocsched.bounds.packing`: how one line's entries pack onto the switches (opt-in, ``strong=True``).
 - :mod:`ocsched.bounds.bands`: the configurations' total length, band by band of entry sizes

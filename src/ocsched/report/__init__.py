@@ -1,7 +1,9 @@
 """Tables and figures from sweep results (see :mod:`ocsched.sweep`), and Gantt charts of schedules.
 
 - :mod:`~ocsched.report.tables`: the summary table (text, Markdown, numeric CSV);
-- :mod:`~ocsched.report.figures`: figures for whatever grid and algorithms the results hold;
+- :mod:`~ocsched.report.figures`: figures for whatever grid and algorithms the results hold (their
+  styles in :mod:`~ocsched.report.styles`, scales in :mod:`~ocsched.report.scales`, files in
+  :mod:`~ocsched.report.output`);
 - :mod:`~ocsched.report.gantt`: a schedule as a Gantt chart (:func:`plot_schedule`).
 """
 

@@ -18,18 +18,18 @@ the functions, with the non-interactive Agg backend.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
-import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ocsched._extras import missing_extra
-from ocsched.errors import InvalidInputError, OcschedError
-from ocsched.io import write_atomic
+from ocsched.report.output import DPI, FIGURE_FORMATS, check_figure_options, pyplot, save, slug
+from ocsched.report.output import save_figure as save_figure
+from ocsched.report.scales import Row, _makespan, _mean, _to_bound, doubles, time_unit
+from ocsched.report.styles import FABRIC_MARKERS, HATCHES, STYLES, _style
+from ocsched.report.styles import PALETTE as PALETTE
 from ocsched.report.tables import algorithms_in, group, name_fabrics, natural, ratios
 from ocsched.sweep.results import match_key
 
@@ -48,135 +48,6 @@ __all__ = [
     "slug",
     "time_unit",
 ]
-
-Row = Mapping[str, Any]
-
-#: Okabe & Ito's colour-blind-safe palette (yellow left out: too pale on white and in grey), then
-#: two colours of Paul Tol's "muted" scheme for the ninth and tenth algorithm.
-PALETTE = (
-    "#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2",
-    "#D55E00", "#CC79A7", "#999999", "#882255", "#44AA99",
-)  # fmt: skip
-
-#: Plot style per algorithm: (marker, line style, colour): distinct in colour and in black and white.
-STYLES: dict[str, tuple[str, Any, str]] = {
-    "spectra": ("o", "-", PALETTE[0]),
-    "spectra-pack": ("h", (0, (8, 2)), PALETTE[4]),
-    "spectra-noeq": ("s", "--", PALETTE[1]),
-    "baseline": ("^", "-.", PALETTE[5]),
-    "baseline-eclipse": ("v", ":", PALETTE[2]),
-    "eclipse": ("D", (0, (5, 1)), PALETTE[3]),
-    "solstice": ("P", (0, (3, 1, 1, 1)), PALETTE[6]),
-    "bvn": ("X", (0, (1, 1)), PALETTE[7]),
-    "naive": ("*", (0, (4, 2, 1, 2)), PALETTE[8]),
-    "exact": ("d", (0, (2, 2)), PALETTE[9]),
-}
-_EXTRA = ("p", "<", ">", "8", "H")
-#: Markers of the second, third, ... fabric in one panel (the first keeps the algorithm's own).
-FABRIC_MARKERS = ("s", "^", "D", "v", "P", "X", "*", "p", "<", ">")
-HATCHES = ("", "///", "...", "xx", "\\\\", "++", "oo", "--", "**")
-
-
-def _style(algorithm: str, k: int) -> tuple[str, Any, str]:
-    return STYLES.get(algorithm, (_EXTRA[k % len(_EXTRA)], "-", PALETTE[k % len(PALETTE)]))
-
-
-def pyplot() -> Any:
-    """Return ``matplotlib.pyplot`` on the Agg backend, or raise with the install hint."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise OcschedError(missing_extra("figures need matplotlib", "plot")) from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def slug(text: str) -> str:
-    """A file-name stem for ``text``.
-
-    >>> slug("Standard n=100")
-    'standard-n-100'
-    """
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-#: Formats a figure is written in (``--figure-format``), and the default resolution of raster ones.
-FIGURE_FORMATS = ("png", "pdf", "svg")
-DPI = 150
-
-
-def check_figure_options(formats: Sequence[str], dpi: int) -> None:
-    """Raise :class:`InvalidInputError` for an unknown format or a resolution outside 10..2400."""
-    bad = [f for f in formats if f not in FIGURE_FORMATS]
-    if bad or not formats:
-        raise InvalidInputError(
-            f"`--figure-format` must be one of {', '.join(FIGURE_FORMATS)}; got {bad[0] if bad else 'none'!r}"
-        )
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2400:
-        raise InvalidInputError(f"`--dpi` must be an integer in 10..2400; got {dpi!r}")
-
-
-def save(fig: Any, stem: Path, formats: Sequence[str], dpi: int = DPI) -> list[Path]:
-    """Lay out, write ``stem.<fmt>`` for each format (atomically), and close the figure (also on error)."""
-    paths = []
-    try:
-        fig.tight_layout()
-        for fmt in formats:
-            paths.append(save_figure(fig, stem.with_suffix(f".{fmt}"), force=True, dpi=dpi))
-    finally:
-        pyplot().close(fig)
-    return paths
-
-
-def save_figure(fig: Any, path: Path, *, force: bool = False, dpi: int = DPI) -> Path:
-    """Write ``fig`` to ``path`` through :func:`ocsched.io.write_atomic` (format from the suffix)."""
-
-    def write(f: IO[bytes]) -> None:
-        fig.savefig(f, format=path.suffix[1:].lower(), dpi=dpi, bbox_inches="tight")
-
-    return write_atomic(path, write, force=force, name="--out")
-
-
-def doubles(xs: Sequence[float]) -> bool:
-    """True when every value is twice the one before (a log2 axis shows such a grid evenly).
-
-    >>> doubles([0.01, 0.02, 0.04]), doubles([2, 4, 8, 16]), doubles([0.01, 0.05, 0.1]), doubles([0, 1])
-    (True, True, False, False)
-    """
-    return len(xs) >= 2 and all(
-        a > 0 and math.isclose(b / a, 2.0, rel_tol=1e-6) for a, b in itertools.pairwise(xs)
-    )
-
-
-def time_unit(rows: Sequence[Row]) -> str:
-    """The unit of the rows' times: seconds with a link rate, else the demand's (normalised) unit.
-
-    >>> time_unit([{"normalized": True, "link_gbps": None}])
-    'largest line sum = 1'
-    >>> time_unit([{"normalized": False, "link_gbps": 400}])
-    's'
-    """
-    if rows and all(r.get("normalized") for r in rows):
-        return "largest line sum = 1"
-    if rows and all(r.get("link_gbps") is not None for r in rows):
-        return "s"
-    return "unit of the demand"
-
-
-def _mean(values: Iterable[float]) -> float:
-    v = list(values)
-    return sum(v) / len(v) if v else math.nan
-
-
-def _makespan(r: Row) -> float:
-    return float(r["makespan"])
-
-
-def _to_bound(r: Row) -> float:
-    lb = r["lower_bound"]
-    return float(r["makespan"]) / lb if lb else math.nan
 
 
 def _fabric_groups(rows: Sequence[Row]) -> list[tuple[str | None, list[Row]]]:

@@ -1,9 +1,11 @@
 """Parameter sweeps: expand a grid into small run specs, execute them, keep resumable results.
 
-- :mod:`~ocsched.sweep.config`: the TOML config and its expansion into runs;
+- :mod:`~ocsched.sweep.config`: the TOML config and its expansion into runs (each entry's fabrics or
+  grid in :mod:`~ocsched.sweep.settings`);
 - :mod:`~ocsched.sweep.results`: the one result schema (a run, its key, its row);
 - :mod:`~ocsched.sweep.store`: the results folder (a Parquet dataset, locked while a sweep runs);
-- :mod:`~ocsched.sweep.run`: execution on a local process pool or a Dask cluster;
+- :mod:`~ocsched.sweep.run`: execution on a local process pool or a Dask cluster (the batches in
+  :mod:`~ocsched.sweep.batches`, what a sweep reports in :mod:`~ocsched.sweep.progress`);
 - :mod:`~ocsched.sweep.gap`: heuristics against the exact optimum on tiny instances.
 """
 

@@ -62,8 +62,6 @@ anything is built.
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import itertools
 import json
 import math
@@ -73,15 +71,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ocsched._checks import check_bool, check_delta, check_int, check_number, check_switches
+from ocsched._checks import check_bool, check_int, check_number
 from ocsched._limits import MAX_RUNS as MAX_RUNS
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import MAX_SWITCHES, Fabric
-from ocsched.io import DEMAND_SUFFIXES, read_fabric
-from ocsched.io.demand import demand_suffix
-from ocsched.schedulers import SCHEDULERS, fabric_features
-from ocsched.sequence import ITERATION_SCHEDULERS
+from ocsched.schedulers import SCHEDULERS
+from ocsched.sweep._config_values import _as_list, _check_scalar, _file_digest, _files, _table
 from ocsched.sweep.results import RunSpec
+from ocsched.sweep.settings import (
+    ITERATION_ALGORITHMS,
+    Setting,
+    _iteration_entry,
+    _settings,
+    canonical_fabric,
+    iteration_algorithm,
+)
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
 __all__ = [
@@ -100,11 +103,6 @@ __all__ = [
 PRESETS = ("iterations", "paper", "quick")
 #: The ``workload`` of rows whose matrix comes from a user's file (``path = ...`` in a config).
 FILE_WORKLOAD = "file"
-
-#: One scheduler setting of a run: (algorithm, switches, delta, fabric name, canonical fabric JSON).
-Setting = tuple[str, int, float, str | None, str | None]
-#: What an iteration workload's entry runs when it names no ``algorithms``.
-ITERATION_ALGORITHMS = ("spectra-seq", "independent")
 
 _PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 _TOP_KEYS = {
@@ -174,62 +172,6 @@ def base_dir(source: str | os.PathLike[str] | Mapping[str, Any]) -> Path:
     return Path(source).resolve().parent
 
 
-def _as_list(value: Any, name: str) -> list[Any]:
-    out = value if isinstance(value, list) else [value]
-    if not out:
-        raise InvalidInputError(f"`{name}` must not be empty")
-    return out
-
-
-def _check_scalar(value: Any, name: str) -> None:
-    if not isinstance(value, bool | int | float | str):
-        raise InvalidInputError(f"`{name}` must be a number, string or boolean; got {value!r}")
-
-
-def _switch_counts(raw: Any, name: str) -> list[int]:
-    """The switch counts of a ``switches`` entry: integers in 1..MAX_SWITCHES."""
-    out = [check_switches(x, name=name) for x in _as_list(raw, name)]
-    big = [x for x in out if x > MAX_SWITCHES]
-    if big:
-        raise InvalidInputError(f"`{name}` must be integers in 1..{MAX_SWITCHES}; got {big[0]}")
-    return out
-
-
-def _table(entry: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
-    """``entry[key]`` (default empty) as a dict, or an error naming it."""
-    value = entry.get(key, {})
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(f"`{where}.{key}` must be a table; got {value!r}")
-    return dict(value)
-
-
-def _file_digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes (part of the identity of runs that read it)."""
-    try:
-        with path.open("rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError as exc:
-        raise InvalidInputError(f"file {path} could not be read: {exc.strerror or exc}") from None
-
-
-def canonical_fabric(fab: Fabric) -> str:
-    """The canonical JSON of a fabric: equal for equal fabrics however they were written.
-
-    Down windows and failed links are listed in sorted order (their order means nothing).
-
-    >>> a = Fabric.from_dict({"switches": [{"delta": 0.1, "count": 2}], "down": [
-    ...     {"switch": 1, "start": 2}, {"switch": 0, "start": 1, "end": 3}]})
-    >>> b = Fabric.from_dict({"switches": [{"delta": 0.1}, {"delta": 0.1, "rate": 1.0}], "down": [
-    ...     {"switch": 0, "start": 1.0, "end": 3}, {"switch": 1, "start": 2.0}]})
-    >>> canonical_fabric(a) == canonical_fabric(b)
-    True
-    """
-    d = fab.to_dict()
-    for key in ("down", "failed_links"):
-        d[key] = sorted(d[key], key=lambda x: json.dumps(x, sort_keys=True))
-    return json.dumps(d, sort_keys=True)
-
-
 def _seeds(raw: Any, where: str) -> list[int]:
     if isinstance(raw, list):
         if not raw:
@@ -250,183 +192,6 @@ def _seeds(raw: Any, where: str) -> list[int]:
         raise InvalidInputError(
             f"`{where}.seeds` must be a count or a list of integers >= 0; got {raw!r}"
         ) from None
-
-
-def _files(pattern: Any, where: str, base: Path) -> list[tuple[str, str]]:
-    """``(as matched, absolute)`` for every demand file matching ``pattern``, sorted."""
-    if not isinstance(pattern, str) or not pattern:
-        raise InvalidInputError(f"`{where}.path` must be a file name or glob; got {pattern!r}")
-    matched = sorted(glob.glob(pattern, root_dir=base, recursive=True))
-    found = [(m, str((base / m).resolve())) for m in matched if (base / m).is_file()]
-    if not found:
-        raise InvalidInputError(f"`{where}.path` {pattern!r} matches no file (relative to {base})")
-    bad = [m for m, _ in found if demand_suffix(m) is None]
-    if bad:
-        raise InvalidInputError(
-            f"`{where}.path` matches {bad[0]!r}, not a demand file ({', '.join(DEMAND_SUFFIXES)})"
-        )
-    return found
-
-
-def _default_name(fab: Fabric) -> str:
-    """A readable name for an unnamed fabric: ``"4 switches, delta 0.01/0.1, partial"``."""
-    deltas = "/".join(f"{d:g}" for d in sorted(set(fab.deltas)))
-    extra = [f"rate {'/'.join(f'{r:g}' for r in sorted(set(fab.rates)))}"] if set(fab.rates) != {1.0} else []
-    extra += ["failures"] if fab.down or fab.failed_links else []
-    extra += ["partial"] if fab.model == "partial" else []
-    return ", ".join([f"{fab.size} switches", f"delta {deltas}", *extra])
-
-
-def _fabrics(raw: Any, where: str, base: Path) -> list[tuple[str, Fabric]]:
-    """``(name, fabric)`` for each entry of a ``fabrics`` list: an inline table or a FABRIC.toml path."""
-    out: list[tuple[str, Fabric]] = []
-    for k, item in enumerate(_as_list(raw, f"{where}.fabrics")):
-        at = f"{where}.fabrics[{k}]"
-        if isinstance(item, str) and item:
-            fab = read_fabric(base / item, name=at)
-            name = Path(item).name
-        elif isinstance(item, Mapping):
-            table = dict(item)
-            name = table.pop("name", None)
-            if name is not None and (not isinstance(name, str) or not name):
-                raise InvalidInputError(f"`{at}.name` must be a non-empty string; got {name!r}")
-            try:
-                fab = Fabric.from_dict(table, name=at)
-            except InvalidInputError as exc:
-                msg = str(exc)
-                raise InvalidInputError(msg if msg.startswith(f"`{at}") else f"`{at}`: {msg}") from None
-            name = _default_name(fab) if name is None else name
-        else:
-            raise InvalidInputError(f"`{at}` must be a fabric table or a FABRIC.toml path; got {item!r}")
-        out.append((name, fab))
-    return out
-
-
-def _check_runs_on(algorithm: str, fab: Fabric, name: str, where: str) -> None:
-    """Raise one line unless ``algorithm`` can schedule on ``fab`` (registry ``supports``, ``requires``)."""
-    sch = SCHEDULERS[algorithm]
-    features = fabric_features(fab)
-    missing = sorted(features - sch.supports)
-    if missing:
-        can = ", ".join(sorted(sch.supports)) or "identical all-stop switches only"
-        raise InvalidInputError(
-            f"`{where}`: algorithm {algorithm!r} cannot run on fabric {name!r}: it does not support "
-            f"{', '.join(missing)} (it supports: {can})"
-        )
-    lacking = sorted(sch.requires - features)
-    if lacking:
-        raise InvalidInputError(
-            f"`{where}`: algorithm {algorithm!r} cannot run on fabric {name!r}: it needs "
-            f'{", ".join(lacking)} (e.g. model = "partial")'
-        )
-
-
-def iteration_algorithm(name: str, where: str = "algorithms") -> tuple[str, str]:
-    """Split an iteration run's algorithm ``"scheduler[:base]"`` into (scheduler, base scheduler).
-
-    >>> iteration_algorithm("spectra-seq"), iteration_algorithm("independent:spectra-pack")
-    (('spectra-seq', 'spectra'), ('independent', 'spectra-pack'))
-    """
-    alg, _, base = str(name).partition(":")
-    base = base or "spectra"
-    if alg not in ITERATION_SCHEDULERS or base not in SCHEDULERS:
-        raise InvalidInputError(
-            f"`{where}`: {name!r} is not an iteration algorithm; give one of "
-            f"{', '.join(ITERATION_SCHEDULERS)}, optionally as 'NAME:BASE' with BASE one of "
-            f"{', '.join(SCHEDULERS)}"
-        )
-    return alg, base
-
-
-def _iteration_entry(
-    entry: Mapping[str, Any],
-    config: Mapping[str, Any],
-    where: str,
-    base: Path,
-    named: dict[str, str],
-) -> list[Setting]:
-    """The settings of an iteration workload's entry: a ``switches`` x ``delta`` grid or ``fabrics``.
-
-    An iteration scheduler runs on any fabric its base scheduler supports (checked here, one line
-    naming the feature otherwise).
-    """
-    if "link_gbps" in entry:
-        raise InvalidInputError(
-            f"`{where}.link_gbps` is not allowed here: set the generator's own option "
-            "(e.g. options = { link_gbps = 100 })"
-        )
-    if entry.get("normalized", False) is not False:
-        raise InvalidInputError(
-            f"`{where}.normalized` must be false for an iteration workload (its gaps share the demand's unit)"
-        )
-    algs = _as_list(entry.get("algorithms", list(ITERATION_ALGORITHMS)), f"{where}.algorithms")
-    bases = [iteration_algorithm(a, f"{where}.algorithms")[1] for a in algs]
-    # Iterations schedule circuits only (see ocsched.sequence): a packet switch is refused here.
-    return _settings(entry, config, where, base, named, [str(a) for a in algs], bases, frozenset({"eps"}))
-
-
-def _settings(
-    entry: Mapping[str, Any],
-    config: Mapping[str, Any],
-    where: str,
-    base: Path,
-    named: dict[str, str],
-    algs: list[str],
-    runs_on: list[str],
-    refused: frozenset[str] = frozenset(),
-) -> list[Setting]:
-    """Each algorithm's settings: the entry's (or else the config's) ``fabrics`` or its grid.
-
-    ``runs_on[k]`` is the scheduler that must support each fabric for ``algs[k]`` (itself, or an
-    iteration scheduler's base); one line naming the missing feature otherwise, and for a fabric
-    with a feature in ``refused`` (what iterations do not support).
-    """
-
-    def check(fab: Fabric, fname: str) -> None:
-        bad = sorted(refused & fabric_features(fab))
-        if bad:
-            raise InvalidInputError(f"`{where}`: fabric {fname!r} has {', '.join(bad)}: not supported here")
-
-    grid_here = {"switches", "delta"} & set(entry)
-    level = entry if "fabrics" in entry or grid_here else config
-    if "fabrics" in level and {"switches", "delta"} & set(level):
-        raise InvalidInputError(f"`{where}`: give either `fabrics` or `switches`/`delta`, not both")
-    if "fabrics" in level:
-        settings: list[Setting] = []
-        for fname, fab in _fabrics(level["fabrics"], where, base):
-            spec = canonical_fabric(fab)
-            if named.setdefault(fname, spec) != spec:
-                raise InvalidInputError(f"`{where}.fabrics`: two different fabrics are named {fname!r}")
-            check(fab, fname)
-            for a, b in zip(algs, runs_on, strict=True):
-                _check_runs_on(b, fab, fname, where)
-                settings.append((a, fab.size, max(fab.deltas), fname, spec))
-        return settings
-    for b in runs_on:
-        needs = ", ".join(sorted(SCHEDULERS[b].requires))
-        if needs:
-            raise InvalidInputError(
-                f"`{where}`: algorithm {b!r} needs a fabric with {needs}; give `fabrics` "
-                "(a `switches` x `delta` grid is identical all-stop switches)"
-            )
-
-    def get(key: str, default: Any = None) -> Any:
-        return entry.get(key, config.get(key, default))
-
-    switches = _switch_counts(get("switches"), f"{where}.switches")
-    deltas = [check_delta(x, name=f"{where}.delta") for x in _as_list(get("delta"), "delta")]
-    rhos = [check_number(x, f"{where}.eps_rate", low=0.0) for x in _as_list(get("eps_rate", 0.0), "eps_rate")]
-    settings = []
-    for (a, b), s, d, rho in itertools.product(zip(algs, runs_on, strict=True), switches, deltas, rhos):
-        if not rho:  # rho = 0: the plain grid point, keyed as before
-            settings.append((a, s, d, None, None))
-            continue
-        fab = Fabric.uniform(s, d).with_eps(rho)
-        fname = f"{s} switches, delta {d:g}, eps {rho:g}"
-        check(fab, fname)
-        _check_runs_on(b, fab, fname, where)
-        settings.append((a, s, d, fname, canonical_fabric(fab)))
-    return settings
 
 
 def _instances(

@@ -10,14 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
-import signal
-import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +26,12 @@ from ocsched.io import generate, read_demand
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Demand
 from ocsched.schedulers import schedule
-from ocsched.sequence import iteration_row, schedule_iteration, validate_iteration
+from ocsched.sweep._iteration_run import _iteration_run
+from ocsched.sweep._workers import _worker_init
+from ocsched.sweep.batches import _default_batch_size, make_batches
 from ocsched.sweep.cluster import dashboard_link, dask_client, dask_results, distributed_module
-from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, iteration_algorithm, load_config
+from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, load_config
+from ocsched.sweep.progress import SweepProgress, SweepSummary
 from ocsched.sweep.results import RunSpec, derive_seeds, option_types, pyarrow_modules, result_row
 from ocsched.sweep.store import MANIFEST, Store, check_out, locked
 from ocsched.validate import validate
@@ -157,141 +155,6 @@ def _strong_bound(dem: Demand, spec: RunSpec) -> float:
     return lower_bound(dem, fabric=Fabric.from_dict(json.loads(spec.fabric_spec)), strong=True)
 
 
-def _iteration_run(
-    spec: RunSpec,
-    types: Mapping[str, str],
-    it: Iteration,
-    independent: dict[tuple[Any, ...], IterationSchedule],
-) -> dict[str, Any]:
-    """One iteration run: schedule, validate, and its metrics beside ``independent`` on the same base."""
-    base = {"ports": it.n, "nonzeros": sum(p.demand.nnz for p in it.phases), "phases": len(it)}
-    alg, base_alg = iteration_algorithm(spec.algorithm)
-    rng = derive_seeds(spec.seed)[1]
-    # A grid setting is identical all-stop switches; a `fabrics` setting carries its fabric.
-    where: dict[str, Any] = (
-        {"switches": spec.switches, "delta": spec.delta}
-        if spec.fabric_spec is None
-        else {"fabric": Fabric.from_dict(json.loads(spec.fabric_spec))}
-    )
-    try:
-        t0 = clock()
-        sched = schedule_iteration(it, algorithm=alg, base=base_alg, rng=rng, **where)
-        wall = clock() - t0
-        report = validate_iteration(sched, it, **where)
-        ref_key = (spec.instance, spec.switches, spec.delta, spec.fabric_spec, base_alg)
-        if alg == "independent":
-            independent[ref_key] = sched
-        elif ref_key not in independent:
-            ind = "independent"
-            independent[ref_key] = schedule_iteration(it, algorithm=ind, base=base_alg, rng=rng, **where)
-    except Exception as exc:
-        return result_row(spec, types, **base, ok=False, error=f"{type(exc).__name__}: {exc}")
-    if not report.ok:
-        shown = "; ".join(str(v) for v in report.violations[:3])
-        error = f"invalid schedule ({len(report.violations)} violations): {shown}"
-        return result_row(spec, types, **base, wall_time_s=wall, ok=False, error=error)
-    m = iteration_row(sched, independent=independent[ref_key])
-    return result_row(
-        spec,
-        types,
-        **base,
-        makespan=sched.makespan,
-        lower_bound=sched.lower_bound,
-        best_bound=sched.lower_bound,
-        status="heuristic",
-        configurations=sched.num_configurations,
-        wall_time_s=wall,
-        ok=True,
-        **{
-            k: m[k] for k in ("exposed", "delay_hidden_pct", "reused_pct", "ratio_independent", "ratio_bound")
-        },
-    )
-
-
-def make_batches(specs: Sequence[RunSpec], batch_size: int) -> list[list[RunSpec]]:
-    """Pack specs into batches of at most ``batch_size``, keeping each instance's runs together.
-
-    Whole instances are packed greedily; an instance with more runs than ``batch_size`` is cut
-    into chunks (its matrix is then generated once per chunk).
-
-    >>> cfg = {"switches": [4, 16], "delta": [0.01, 0.04], "algorithms": ["spectra"],
-    ...        "workloads": [{"name": "standard", "seeds": 3, "options": {"n": 10}}]}
-    >>> [len(b) for b in make_batches(expand(cfg), 8)]
-    [8, 4]
-    """
-    groups: dict[tuple[str, str, bool, float | None, int], list[RunSpec]] = {}
-    for s in specs:
-        groups.setdefault(s.instance, []).append(s)
-    batches: list[list[RunSpec]] = []
-    current: list[RunSpec] = []
-    for runs in groups.values():
-        if current and len(current) + len(runs) > batch_size:
-            batches.append(current)
-            current = []
-        for i in range(0, len(runs), batch_size):
-            chunk = runs[i : i + batch_size]
-            if len(chunk) == batch_size:
-                batches.append(chunk)
-            else:
-                current.extend(chunk)
-    if current:
-        batches.append(current)
-    return batches
-
-
-@dataclass(frozen=True)
-class SweepProgress:
-    """Progress of a running sweep, passed to the ``progress`` callback after each batch.
-
-    ``total`` counts the runs of this session (already finished runs are in ``skipped``).
-    ``eta_s`` is None until every worker has finished a batch (before that a rate would mostly
-    measure start-up); then it is the remaining runs at the average rate so far. Batches run in
-    a shuffled order, so that rate samples the whole grid, not its cheapest corner.
-    """
-
-    total: int
-    done: int
-    failed: int
-    skipped: int
-    elapsed_s: float
-    eta_s: float | None = None
-    #: The Dask dashboard's address when the sweep runs on a cluster that serves one.
-    dashboard: str | None = None
-
-
-@dataclass(frozen=True)
-class SweepSummary:
-    """What :func:`run_sweep` did."""
-
-    out: Path
-    runs: int
-    skipped: int
-    done: int
-    failed: int
-    batches: int
-    elapsed_s: float
-    failures: list[str] = field(default_factory=list)
-
-
-def _watch_parent(parent: int, main: int) -> None:
-    # Invariant: a worker never outlives the sweep. If the sweep is killed (even with -9), the
-    # pool's forkserver exits, this process is re-parented, and it exits at the next check.
-    while True:
-        time.sleep(0.25)
-        if os.getppid() != parent:
-            os._exit(1)
-        try:
-            os.kill(main, 0)
-        except ProcessLookupError:
-            os._exit(1)
-
-
-def _worker_init(main: int) -> None:
-    # Workers leave Ctrl-C to the parent, which cancels the pool and keeps what was written.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_watch_parent, args=(os.getppid(), main), daemon=True).start()
-
-
 def run_typed(job: tuple[list[RunSpec], dict[str, str]]) -> list[dict[str, Any]]:
     return run_batch(*job)
 
@@ -317,14 +180,6 @@ def _pool_results(
         # so a rerun does them again. Terminating beats waiting for them to finish.
         pool.terminate()
         pool.join()
-
-
-def _default_batch_size(todo: Sequence[RunSpec], parallel: int, per_worker: int) -> int:
-    # About `per_worker` batches per worker balance the load; at least one typical instance per
-    # batch (so each matrix is built once) and at most 256 runs (bounded loss on a crash).
-    per_instance = Counter(s.instance for s in todo)
-    typical = sorted(per_instance.values())[len(per_instance) // 2] if per_instance else 1
-    return max(1, min(256, max(typical, math.ceil(len(todo) / (per_worker * parallel)))))
 
 
 def run_sweep(
