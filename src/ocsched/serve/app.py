@@ -304,7 +304,7 @@ def create_app_from_env() -> Starlette:
 def warm_up() -> None:
     """Compile the schedulers' kernels on a small instance (seconds once, before serving)."""
     from ocsched.schedulers import schedule
-    from ocsched.validate import validate
+    from ocsched.validation import validate
     from ocsched.workloads import generate
 
     demand = generate("standard", n=32, rng=0)
