@@ -74,7 +74,7 @@ def _child(path: str, mode: str) -> None:
     from ocsched.decompose import DECOMPOSERS, decompose
     from ocsched.model import Demand
     from ocsched.schedulers import SCHEDULERS, schedule
-    from ocsched.validate import validate
+    from ocsched.validation import validate
 
     z = np.load(path)
     dem = Demand(int(z["n"]), z["rows"], z["cols"], z["values"])

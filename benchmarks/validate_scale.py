@@ -24,7 +24,7 @@ import numpy as np
 
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.model import Configuration, Demand, Schedule
-from ocsched.validate import validate
+from ocsched.validation import validate
 
 N = 32  # ports
 WIDTH = 6  # circuits per configuration

@@ -1,6 +1,6 @@
 """The reconfiguration model of :mod:`ocsched.timing`, stated again the straightforward way.
 
-A reference for differential tests of :func:`ocsched.validate.validate`: every rule of the model
+A reference for differential tests of :func:`ocsched.validation.validate`: every rule of the model
 comment in ``ocsched/timing.py`` is evaluated in exact rational arithmetic on the schedule's
 floats, one configuration and one circuit at a time (no sorting, no tolerance). Instead of a
 verdict it returns, for each rule, by how much the schedule breaks it, in units of the tolerance

@@ -103,14 +103,18 @@ def test_compile_said_once_and_kept_out_of_run_time(tmp_path: Path) -> None:
 
 
 def test_public_functions_are_not_their_submodules() -> None:
-    # ocsched.validate and ocsched.reschedule name functions and modules: importing the modules
-    # later (lazily) must not put the modules in the functions' place.
+    # ocsched.reschedule names a function and a module: importing the modules later (lazily) must
+    # not put them in the functions' place. The validator's module is ocsched.validation, so that
+    # no module named ocsched.validate hides the function.
     import importlib
+    import importlib.util
 
     import ocsched
 
-    importlib.import_module("ocsched.validate")
+    importlib.import_module("ocsched.validation")
+    importlib.import_module("ocsched.sequence.validate")
     importlib.import_module("ocsched.reschedule")
+    assert importlib.util.find_spec("ocsched.validate") is None
     assert callable(ocsched.validate) and ocsched.validate.__name__ == "validate_any"
     assert callable(ocsched.reschedule) and ocsched.reschedule.__name__ == "reschedule"
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from ocsched import io as ocsched_io
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError
-from ocsched.validate import validate
+from ocsched.validation import validate
 
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 SLOW = settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))

@@ -27,7 +27,7 @@ from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule, Phase, persists
 from ocsched.model import Configuration
 from ocsched.sequence import schedule_iteration, validate_iteration
-from ocsched.validate import validate
+from ocsched.validation import validate
 from strategies import demands, fabrics, iterations
 
 MAGNITUDES = [1e-12, 1e-6, 1.0, 1e6, 1e12]

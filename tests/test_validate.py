@@ -12,7 +12,7 @@ from helpers import conf
 from ocsched import schedule, validate
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.model import Configuration, Demand, Schedule
-from ocsched.validate import TOL, ValidationReport, Violation
+from ocsched.validation import TOL, ValidationReport, Violation
 
 # d3 = 2 * (0->1, 1->2, 2->0) + 1 * (0->2, 1->0, 2->1)
 D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])

@@ -33,7 +33,7 @@ from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.model import Configuration, Schedule
 from ocsched.schedulers import SCHEDULERS, fabric_features
-from ocsched.validate import validate
+from ocsched.validation import validate
 from strategies import demands
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

@@ -18,7 +18,7 @@ from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric, LinkDown, Switch, SwitchDown
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.timing import held_times, switch_violations
-from ocsched.validate import ValidationReport, validate
+from ocsched.validation import ValidationReport, validate
 
 
 def c(start: float, duration: float, circuits: list[tuple[int, int]], ports: int = 2) -> Configuration:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ocsched.schedulers import SCHEDULERS, algorithms, schedule
     from ocsched.sequence import schedule_iteration
     from ocsched.sequence.validate import validate_any as validate
-    from ocsched.validate import ValidationReport
+    from ocsched.validation import ValidationReport
 
 # Each public name and the module it comes from: imported on first use (PEP 562), so that
 # `import ocsched` and a light command (`ocsched bound`) load no scheduler, scipy or numba.
@@ -56,7 +56,7 @@ _LAZY = {
     "algorithms": ("ocsched.schedulers", "algorithms"),
     "schedule": ("ocsched.schedulers", "schedule"),
     "schedule_iteration": ("ocsched.sequence", "schedule_iteration"),
-    "ValidationReport": ("ocsched.validate", "ValidationReport"),
+    "ValidationReport": ("ocsched.validation", "ValidationReport"),
 }
 
 

@@ -30,7 +30,7 @@ from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.sequence.reschedule import reschedule_iteration
 from ocsched.timing import held_times
-from ocsched.validate import validate
+from ocsched.validation import validate
 
 __all__ = ["LinkFailure", "SwitchFailure", "degrade", "reschedule"]  # the failures live in fabric
 

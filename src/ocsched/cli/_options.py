@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ocsched.fabric import Fabric
     from ocsched.iteration import Iteration
     from ocsched.model import Demand
-    from ocsched.validate import ValidationReport
+    from ocsched.validation import ValidationReport
 
     Reconfiguration = str
     DemandUnit = str

@@ -198,7 +198,7 @@ def schedule_cmd(
     dem, names = read_input(demand, u, columns)
     _preload(algorithm)
     from ocsched.schedulers import schedule
-    from ocsched.validate import validate
+    from ocsched.validation import validate
 
     t0 = clock()
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as bad input
@@ -388,7 +388,7 @@ def demo_cmd(
     """Schedule a built-in instance (the standard skewed benchmark) and compare with the lower bound."""
     from ocsched.model import Demand
     from ocsched.schedulers import SCHEDULERS, fabric_features, schedule
-    from ocsched.validate import validate
+    from ocsched.validation import validate
     from ocsched.workloads import generate
 
     if fabric is None:

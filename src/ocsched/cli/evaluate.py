@@ -44,7 +44,7 @@ from ocsched.units import duration_in
 
 if TYPE_CHECKING:
     from ocsched.fabric import LinkFailure, SwitchFailure
-    from ocsched.validate import ValidationReport
+    from ocsched.validation import ValidationReport
 
 
 VALIDATE_EXAMPLES = """\
@@ -96,7 +96,7 @@ def validate_cmd(
     (meta.unit) must be checked in that unit.
     """
     from ocsched import io
-    from ocsched.validate import validate
+    from ocsched.validation import validate
 
     demand = stdin_or_path(demand, schedule_file)
     schedule_file = stdin_or_path(schedule_file)
@@ -303,7 +303,7 @@ def reschedule_cmd(
     dem, _ = read_input(demand, u, columns)
     old = io.read_schedule(schedule_file)
     check_same_unit(old.meta, u)
-    from ocsched.validate import validate
+    from ocsched.validation import validate
 
     t0 = clock()
     new = reschedule(old, dem, failure)  # refuses a schedule that is not valid for the demand

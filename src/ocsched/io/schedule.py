@@ -43,7 +43,7 @@ def read_schedule_checked(
     A configuration that uses an input port twice cannot be held by :class:`Schedule` (its
     ``perm`` maps each input to one output). Such circuits are dropped from the returned
     schedule (the first use of the port is kept) and described in the returned list, in the
-    words :func:`ocsched.validate.validate` uses, so ``ocsched validate`` lists them as
+    words :func:`ocsched.validation.validate` uses, so ``ocsched validate`` lists them as
     violations with the others.
 
     Examples

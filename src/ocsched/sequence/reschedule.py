@@ -28,7 +28,7 @@ __all__ = ["reschedule_iteration"]
 POLICIES = ("finish", "cut")
 
 #: A residual entry this small relative to its demand counts as served: far inside the
-#: validator's relative tolerance (``ocsched.validate.TOL`` of a line), so the kept part still
+#: validator's relative tolerance (``ocsched.validation.TOL`` of a line), so the kept part still
 #: serves it, and no configuration (and delay) is spent on round-off.
 _RESIDUAL_RTOL = 1e-12
 

@@ -13,7 +13,7 @@ from ocsched.fabric import Fabric, Switch
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.sequence.rules import crosses, iteration_switch_violations
-from ocsched.validate import TOL, ValidationReport, Violation, validate
+from ocsched.validation import TOL, ValidationReport, Violation, validate
 
 #: Kinds the per-phase single-matrix check reports that are checked here on whole timelines (the
 #: delay rule with persistence, down windows, failed links) or once for the schedule (its fabric).
@@ -34,7 +34,7 @@ def validate_iteration(
 
     Valid when: the schedule has the iteration's ports, phases and gaps; every configuration's
     phase tag is in range and tags never decrease along a switch; every phase's configurations
-    are matchings that serve its demand on the fabric (:func:`ocsched.validate.validate` on the
+    are matchings that serve its demand on the fabric (:func:`ocsched.validation.validate` on the
     phase alone, at each switch's rate, violations prefixed with the phase); every
     configuration of phase k starts at or after ``R_k = C_{k-1} + g_k`` (the barrier; the gaps
     are the iteration's); and every switch's timeline, all phases together, follows its
@@ -45,7 +45,7 @@ def validate_iteration(
     carries the next phase's traffic from that phase's release on.
 
     The schedule is checked against its own fabric and, when ``fabric``, ``delta`` or
-    ``switches`` is given, against that too, exactly as :func:`ocsched.validate.validate` does:
+    ``switches`` is given, against that too, exactly as :func:`ocsched.validation.validate` does:
     a schedule claiming a smaller delay, a higher rate, a more lenient model or another number of
     switches than the real fabric is reported.
 
@@ -62,7 +62,7 @@ def validate_iteration(
     switches : int, optional
         The real number of switches.
     tol : float
-        Relative tolerance (:data:`ocsched.validate.TOL`): serving within ``tol`` of the line
+        Relative tolerance (:data:`ocsched.validation.TOL`): serving within ``tol`` of the line
         sums, a delay within ``tol`` of itself, a barrier within ``tol`` of the gap, each plus a
         few ulps of the times compared; no absolute floor, so it holds at any scale.
     max_violations : int
@@ -300,10 +300,10 @@ def validate_any(
     tol: float = TOL,
     max_violations: int = 1000,
 ) -> ValidationReport:
-    """:func:`ocsched.validate.validate` for a Schedule, :func:`validate_iteration` for an iteration's.
+    """:func:`ocsched.validation.validate` for a Schedule, :func:`validate_iteration` for an iteration's.
 
     This is ``ocsched.validate``: one entry point for both kinds of schedule, with the same
-    keywords (see :func:`ocsched.validate.validate` for what each checks).
+    keywords (see :func:`ocsched.validation.validate` for what each checks).
 
     Parameters
     ----------
@@ -318,7 +318,7 @@ def validate_any(
     switches : int, optional
         The real number of switches.
     tol : float
-        Relative tolerance (:data:`ocsched.validate.TOL`).
+        Relative tolerance (:data:`ocsched.validation.TOL`).
     max_violations : int
         Stop listing after this many.
 

@@ -314,7 +314,7 @@ def warm_up() -> None:
     """
     from ocsched import _jit
     from ocsched.schedulers import schedule
-    from ocsched.validate import validate
+    from ocsched.validation import validate
     from ocsched.workloads import generate
 
     with _jit.compiled_only() if _jit.is_warm() else contextlib.nullcontext():

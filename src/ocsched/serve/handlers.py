@@ -51,7 +51,7 @@ def _algorithm(
 def schedule(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
     """``POST /v1/schedule``: ``demand``, the fabric, ``algorithm`` (spectra), ``seed`` (0) -> schedule."""
     from ocsched.schedulers import schedule as run
-    from ocsched.validate import validate
+    from ocsched.validation import validate
 
     rq.only(body, SCHEDULE_KEYS)
     algorithm = _algorithm(body, "spectra", SCHEDULERS)
@@ -69,7 +69,7 @@ def schedule(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
 
 def validate(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
     """``POST /v1/validate``: ``demand``, ``schedule`` and optionally a fabric -> the report."""
-    from ocsched.validate import validate as check
+    from ocsched.validation import validate as check
 
     rq.only(body, VALIDATE_KEYS)
     dem = rq.demand(rq.required(body, "demand"), limits)
@@ -111,7 +111,7 @@ def reschedule(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
     """``POST /v1/reschedule``: ``demand``, ``schedule``, ``failure`` (, ``placement``) -> new schedule."""
     from ocsched.assign import PLACEMENTS
     from ocsched.reschedule import reschedule as repair
-    from ocsched.validate import validate as check
+    from ocsched.validation import validate as check
 
     rq.only(body, RESCHEDULE_KEYS)
     dem = rq.demand(rq.required(body, "demand"), limits)

@@ -37,7 +37,7 @@ from ocsched.model import Demand, Schedule
 from ocsched.schedulers import SCHEDULERS, schedule
 from ocsched.serve.limits import Limits
 from ocsched.serve.requests import RequestError, field, only
-from ocsched.validate import validate
+from ocsched.validation import validate
 
 RING = "ALGO_OXC_RING"
 #: The collectives served, by endpoint name.

@@ -16,7 +16,7 @@ from ocsched.exact import DEFAULT_NODE_LIMIT, solve_exact
 from ocsched.io import generate
 from ocsched.model import Demand
 from ocsched.schedulers import SCHEDULERS, schedule
-from ocsched.validate import validate
+from ocsched.validation import validate
 from ocsched.workloads import WORKLOADS
 from ocsched.workloads.random import random_instance
 

@@ -34,7 +34,7 @@ from ocsched.sweep.config import FILE_WORKLOAD, base_dir, expand, load_config
 from ocsched.sweep.progress import SweepProgress, SweepSummary
 from ocsched.sweep.results import RunSpec, derive_seeds, option_types, pyarrow_modules, result_row
 from ocsched.sweep.store import MANIFEST, Store, check_out, locked
-from ocsched.validate import validate
+from ocsched.validation import validate
 from ocsched.workloads import ITERATION_WORKLOADS, generate_iteration, normalize
 
 __all__ = [
