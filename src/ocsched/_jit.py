@@ -32,6 +32,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -289,17 +290,43 @@ def interpreted_only() -> Iterator[None]:
 
 def _source_hash() -> str:
     """A hash of every kernel module's source, numba's installation and Python's version."""
-    h = hashlib.sha256()
     root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_bytes()
-        if b"@jit" in text or path.name == "_jit.py":  # the kernel modules
-            h.update(str(path.relative_to(root)).encode() + b"\0" + text)
+    h = hashlib.sha256(kernel_sources_hash(root, {p: p.read_bytes() for p in sorted(root.rglob("*.py"))}))
     spec = importlib.util.find_spec("numba")
     origin = Path(spec.origin) if spec is not None and spec.origin else None
     stamp = origin.stat().st_mtime_ns if origin is not None else 0
     h.update(f"{origin} {stamp} {sys.version}".encode())
     return h.hexdigest()[:16]
+
+
+def kernel_sources_hash(root: Path, sources: dict[Path, bytes]) -> bytes:
+    r"""The digest of the kernel modules under ``root`` and of the ocsched modules they import from.
+
+    Kernel modules hold ``@jit`` or ``= jit(`` (a function defined elsewhere, compiled), or are
+    ``_jit.py``. A compiled kernel keeps copies of what it calls, so an edit to a function it
+    imports (``timing.busy``) must start a fresh cache as much as an edit to the kernel itself;
+    an edit anywhere else keeps the cache.
+
+    >>> from pathlib import Path
+    >>> r = Path("/p")
+    >>> k = {r / "k.py": b"from ocsched.t import f\n_f = jit(f)\n", r / "t.py": b"def f(): ..."}
+    >>> kernel_sources_hash(r, {**k, r / "other.py": b"x = 1"}) == kernel_sources_hash(r, k)
+    True
+    >>> kernel_sources_hash(r, {**k, r / "t.py": b"def f(): return 1"}) == kernel_sources_hash(r, k)
+    False
+    """
+    kernels = [
+        p for p, text in sources.items() if b"@jit" in text or b"= jit(" in text or p.name == "_jit.py"
+    ]
+    used = set(kernels)
+    for path in kernels:
+        for mod in re.findall(rb"^from ocsched\.([\w.]+) import", sources[path], flags=re.M):
+            base = root.joinpath(*mod.decode().split("."))
+            used.update(p for p in (base.with_suffix(".py"), base / "__init__.py") if p in sources)
+    h = hashlib.sha256()
+    for path in sorted(used):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + sources[path])
+    return h.digest()
 
 
 @functools.cache

@@ -6,9 +6,10 @@ into flat arrays (switch, permutation, length, in the order they are placed); th
 exactly those of :func:`~ocsched.assign.uniform.greedy`, :func:`~ocsched.assign.uniform.equalize`
 and :func:`~ocsched.assign.uniform.fill`, ties included.
 
-Numba's on-disk cache is kept per file, and a kernel keeps compiled copies of the kernels it
-calls from other files: after editing ``timing.busy`` or ``timing.earliest_start``, touch this
-file; after editing this file, touch ``_leftover.py`` (or clear ``__pycache__``).
+A kernel keeps compiled copies of what it calls from other files (``timing.busy``,
+``timing.earliest_start``); the cache directory is named by the sources of every kernel module
+and of the modules they import from (:func:`ocsched._jit.cache_dir`), so an edit to either
+starts a fresh cache: nothing to touch by hand.
 """
 
 from __future__ import annotations
