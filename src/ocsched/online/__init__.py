@@ -10,7 +10,9 @@ holds the predictors and :class:`OnlineScheduler` the rolling loop (predict, pla
 
 Modules: :mod:`~ocsched.online.plan` (:class:`Plan`, :func:`plan`), :mod:`~ocsched.online.predict`,
 :mod:`~ocsched.online.rolling` (:class:`OnlineScheduler`), :mod:`~ocsched.online.recourse` and
-:mod:`~ocsched.online._kernels` (the compiled re-fit and re-balance).
+:mod:`~ocsched.online._kernels` (the compiled re-fit and re-balance); the fit's helpers are
+:mod:`~ocsched.online._inputs` (the demand), :mod:`~ocsched.online._lit` (the lit circuits)
+and :mod:`~ocsched.online._bounds` (its lower bounds).
 """
 
 from __future__ import annotations

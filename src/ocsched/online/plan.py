@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import weakref
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,9 +14,11 @@ from ocsched._version import __version__
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
-from ocsched.model import Configuration, Demand, Schedule, as_demand
+from ocsched.model import Configuration, Demand, Schedule
+from ocsched.online._bounds import _bound_of, _residual_bound
+from ocsched.online._inputs import _check_limit, _dense
 from ocsched.online._kernels import lit_changes, rebalance, refit, scan, starts_of
-from ocsched.online.recourse import lit
+from ocsched.online._lit import _changes, _keys, _keys_of, _remember
 from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
 
 __all__ = ["DEFAULT_MAX_ERROR", "SUPPORTED", "Plan", "plan", "relative_l1"]
@@ -49,41 +49,6 @@ def relative_l1(predicted: ArrayLike, actual: ArrayLike) -> float:
     if total == 0.0:
         return 0.0 if diff == 0.0 else math.inf
     return diff / total
-
-
-def _check_limit(max_error: object) -> float:
-    """``max_error`` >= 0; ``math.inf`` (never fall back) allowed."""
-    if isinstance(max_error, float) and max_error == math.inf:
-        return math.inf
-    return check_number(max_error, "max_error", low=0.0)
-
-
-def _clean(a: NDArray[np.float64], n: int | None) -> bool:
-    """A square float64 ndarray (n x n if given), finite and non-negative: no conversion needed."""
-    if (
-        a.dtype != np.float64
-        or a.ndim != 2
-        or a.shape[0] != a.shape[1]
-        or (n is not None and a.shape[0] != n)
-    ):
-        return False
-    return a.size == 0 or (math.isfinite(float(a.sum())) and float(a.min()) >= 0.0)
-
-
-def _dense(demand: DemandLike, n: int | None, name: str) -> F64:
-    """The demand as a dense float64 matrix with a zero diagonal; the fast path for a clean ndarray."""
-    if isinstance(demand, np.ndarray) and _clean(demand, n):
-        if not demand.diagonal().any():
-            return demand  # fit() only reads it
-        out = demand.copy()
-        np.fill_diagonal(out, 0.0)
-        return out
-    dem = as_demand(demand, name=name)
-    if n is not None and dem.n != n:
-        raise InvalidInputError(
-            f"`{name}` must be {n} x {n} like the plan's prediction; got {dem.n} x {dem.n}"
-        )
-    return dem.to_dense()
 
 
 class Plan:
@@ -449,55 +414,6 @@ class Plan:
         )
         _remember(out, after, self._s)
         return out
-
-
-#: The lit circuits (keys, see :func:`_keys`) of the schedules fit() returned, with their switch
-#: count, by id while they live: comparing against one as ``previous=`` then costs nothing.
-_LIT: dict[int, tuple[I64, int]] = {}
-
-
-def _keys(switches: Sequence[Sequence[Configuration]], n: int, s: int) -> I64:
-    """The circuits the first ``s`` switches set up: sorted keys ``switch * n * n + i * n + j``."""
-    sw = (tuple(switches) + ((),) * s)[:s]  # extra switches of another fabric: ignored
-    return np.nonzero(lit(sw, n))[0].astype(np.int64)
-
-
-def _changes(before: I64, after: I64) -> tuple[int, int]:
-    common = np.intersect1d(before, after, assume_unique=True).size
-    return int(after.size - common), int(before.size - common)
-
-
-def _remember(out: Schedule, keys: I64, s: int) -> None:
-    _LIT[id(out)] = (keys, s)
-    weakref.finalize(out, _LIT.pop, id(out), None)
-
-
-def _keys_of(sched: Schedule, n: int, s: int) -> I64:
-    got = _LIT.get(id(sched))
-    if got is not None and got[1] == s and sched.ports == n:
-        return got[0]
-    return _keys(sched.switches, n, s)
-
-
-def _bound_of(lines: F64, deltas: F64, rates: F64) -> float:
-    """``min delta + max line sum / total rate`` from :func:`scan`'s line sums (0 without demand)."""
-    line = float(lines[0].max(initial=0.0))
-    return 0.0 if line <= 0.0 else float(deltas.min()) + line / float(rates.sum())
-
-
-def _residual_bound(lines: F64, deltas: F64, rates: F64) -> float:
-    """A lower bound on any schedule of the residual whose line sums and counts :func:`scan` found.
-
-    The line bound, and: a port with k entries needs k configurations in all, each after its
-    switch's delay, so the s switches together are busy at least ``k * min delta + line / max
-    rate`` on its behalf.
-    """
-    line = float(lines[1].max(initial=0.0))
-    if line <= 0.0:
-        return 0.0
-    dmin, rmax = float(deltas.min()), float(rates.max())
-    port = float((lines[2] * dmin + lines[1] / rmax).max())
-    return max(dmin + line / float(rates.sum()), port / deltas.size)
 
 
 def plan(
