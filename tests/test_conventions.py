@@ -231,3 +231,30 @@ def test_validate_has_explicit_keywords() -> None:
     assert not ocsched.validate(s, D3, delta=0.6).ok  # claims a smaller delay than the real one
     with pytest.raises(TypeError):
         ocsched.validate(s, D3, fabirc=None)  # type: ignore[call-arg]
+
+
+def test_the_reconfiguration_model_is_asked_not_named() -> None:
+    # What a model means lives in ocsched.timing (and the fabric that holds it): elsewhere code
+    # asks fabric.reconfiguration, never compares the model's name.
+    import re
+
+    from ocsched.fabric import MODELS, Fabric
+    from ocsched.schedulers import fabric_features
+    from ocsched.timing import ALL_STOP, PARTIAL, RECONFIGURATIONS, reconfiguration
+
+    src = Path(ocsched.__file__).parent
+    named = re.compile(r"""(==|!=)\s*["'](partial|all-stop)["']|["'](partial|all-stop)["']\s*(==|!=)""")
+    found = [
+        f"{path.relative_to(src)}:{k}"
+        for path in sorted(src.rglob("*.py"))
+        if path.parent.name != "timing" and path.name != "fabric.py"
+        for k, line in enumerate(path.read_text().splitlines(), 1)
+        if named.search(line) and not line.strip().startswith(">>>")
+    ]
+    assert found == []
+    assert MODELS == tuple(RECONFIGURATIONS) == ("all-stop", "partial")
+    assert Fabric.uniform(2, 0.1).reconfiguration is ALL_STOP
+    assert Fabric.uniform(2, 0.1, model="partial").reconfiguration is PARTIAL
+    assert fabric_features(Fabric.uniform(2, 0.1, model="partial")) == set(PARTIAL.features) == {"partial"}
+    with pytest.raises(ValueError, match="unknown reconfiguration model 'x'"):
+        reconfiguration("x")

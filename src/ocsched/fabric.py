@@ -25,6 +25,7 @@ from ocsched._limits import MAX_FAILED_LINKS as MAX_FAILED_LINKS
 from ocsched._limits import MAX_PORTS_PER_ENDPOINT as MAX_PORTS_PER_ENDPOINT
 from ocsched._limits import MAX_SWITCHES as MAX_SWITCHES
 from ocsched.errors import InvalidInputError
+from ocsched.timing.models import RECONFIGURATIONS, Reconfiguration, reconfiguration
 
 __all__ = [
     "MAX_DOWN_WINDOWS",
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: Reconfiguration models: every configuration pays the full delay, or kept circuits stay lit.
-MODELS = ("all-stop", "partial")
+MODELS = tuple(RECONFIGURATIONS)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ class Fabric:
         object.__setattr__(self, "down", tuple(self.down))
         object.__setattr__(self, "failed_links", tuple(self.failed_links))
         check_choice(self.model, "model", MODELS)
-        if self.model == "partial" and not all(x.is_plain for x in sw):
+        if self.reconfiguration.keeps_circuits and not all(x.is_plain for x in sw):
             # Kept circuits are tracked per directed port pair; a port shared k ways is not modelled.
             raise InvalidInputError(
                 "`model` 'partial' is not supported with bidirectional switches or ports_per_endpoint > 1"
@@ -237,7 +238,7 @@ class Fabric:
             and all(x == first for x in self.switches)
             and not self.down
             and not self.failed_links
-            and self.model == "all-stop"
+            and not self.reconfiguration.keeps_circuits
             and self.eps_rate == 0
         )
 
@@ -280,6 +281,15 @@ class Fabric:
         return dataclasses.replace(
             self, down=self.down + tuple(down), failed_links=self.failed_links + tuple(failed_links)
         )
+
+    @property
+    def reconfiguration(self) -> Reconfiguration:
+        """The reconfiguration model as an object (what it means: :mod:`ocsched.timing.models`).
+
+        >>> Fabric.uniform(2, 0.5, model="partial").reconfiguration.keeps_circuits
+        True
+        """
+        return reconfiguration(self.model)
 
     def with_model(self, model: str) -> Fabric:
         """Return this fabric with reconfiguration model ``model``."""

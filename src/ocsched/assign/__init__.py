@@ -213,7 +213,7 @@ def _place(
         # where it matters, on the live switches; rescheduling after a switch failure lands here.
         d, t = fabric.deltas[live[0]], float(start[0])
         sub, splits = PLACEMENTS[method].func(dec.weights, len(live), d)
-        if fabric.model == "all-stop":  # each live switch: its pieces largest first from t0
+        if not fabric.reconfiguration.keeps_circuits:  # each live switch: its pieces largest first from t0
             laid = timeline(sub, dec.perms, d, t0=t)
             confs: list[tuple[Configuration, ...]] = [() for _ in range(fabric.size)]
             for k, b in enumerate(live):

@@ -84,18 +84,23 @@ def timeline_on(
         if not ordered and not wins:
             base = (
                 order_for_partial(pieces, perms)
-                if fabric.model == "partial"
+                if fabric.reconfiguration.keeps_circuits
                 else sorted(pieces, key=lambda p: -p[1])
             )
         arranged = view.arrange(b, pieces, base)
-        if arranged is not None and arranged is not base and fabric.model == "partial" and not wins:
+        if (
+            arranged is not None
+            and arranged is not base
+            and fabric.reconfiguration.keeps_circuits
+            and not wins
+        ):
             # Deadlines first; the rest may still share circuits with one another.
             k = sum(1 for l, _ in arranged if view.deadline(l, b) < np.inf)
             arranged = arranged[:k] + order_for_partial(arranged[k:], perms)
         pieces = base if arranged is None else arranged  # None: the validator will say why
         durs = [w / r for _, w in pieces]
         confs: list[Configuration] = []
-        if fabric.model == "partial" and not wins:
+        if fabric.reconfiguration.keeps_circuits and not wins:
             circ = []
             for l, _ in pieces:
                 (i,) = np.nonzero(perms[l] >= 0)
@@ -184,7 +189,7 @@ def _async_timeline(
 
 def _share(dec: Decomposition, demand: Demand | None, fabric: Fabric) -> NDArray[np.float64] | None:
     """``share[l, i]``: demand / coverage of the entry permutation l's circuit from i carries (<= 1)."""
-    if demand is None or fabric.model != "partial" or not len(dec):
+    if demand is None or not fabric.reconfiguration.keeps_circuits or not len(dec):
         return None
     n = demand.n
     keys = demand.rows * n + demand.cols

@@ -110,7 +110,7 @@ def lower_bound(
         return hybrid_bound(dem, fabric)  # a packet switch: the circuits' bounds no longer hold
     # The band bound counts whole configurations, each preceded by delta on its switch: true in
     # the all-stop model only (under "partial", kept circuits stay lit through a reconfiguration).
-    all_stop = fabric is None or fabric.model == "all-stop"
+    all_stop = fabric is None or not fabric.reconfiguration.keeps_circuits
     if fabric is not None:
         if switches is not None or delta is not None:
             raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")

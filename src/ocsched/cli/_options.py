@@ -397,7 +397,7 @@ def deltas_text(fab: Fabric) -> str:
     """``0.04`` for identical delays, else the list; the model when it is not all-stop."""
     ds = sorted(set(fab.deltas))
     text = f"{ds[0]:g}" if len(ds) == 1 else ",".join(f"{d:g}" for d in fab.deltas)
-    return text if fab.model == "all-stop" else f"{text} ({fab.model})"
+    return text if not fab.reconfiguration.keeps_circuits else f"{text} ({fab.model})"
 
 
 def gap_list(text: str | None) -> float | list[float] | None:

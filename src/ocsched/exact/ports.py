@@ -160,7 +160,12 @@ def solve_ports_exact(
 
     sws = fabric.switches
     first = sws[0]
-    if not all(x == first for x in sws) or fabric.down or fabric.failed_links or fabric.model != "all-stop":
+    if (
+        not all(x == first for x in sws)
+        or fabric.down
+        or fabric.failed_links
+        or fabric.reconfiguration.keeps_circuits
+    ):
         raise InvalidInputError("the port MILP needs identical all-stop switches without failures")
     if demand.n > MAX_EXACT_ENDPOINTS:
         raise InvalidInputError(

@@ -217,7 +217,7 @@ def solve_exact(
     nl = None if node_limit is None else check_int(node_limit, "node_limit")
     given = list(incumbents)
     af = fab.with_model("all-stop")
-    partial = fab.model == "partial"
+    partial = fab.reconfiguration.keeps_circuits
     n, s, d = dem.n, fab.size, max(fab.deltas)
     out_fabric = None if fab.is_uniform else fab
     if af.is_uniform:

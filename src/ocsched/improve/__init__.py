@@ -433,12 +433,12 @@ def improve_on_fabric(
     decs = [("spectra", dec)]
     if dec.weights.size and demand.max_degree * demand.n**2 <= GROUPED_MAX_WORK:
         decs += [("grouped", grouped_decompose(demand, power=p)) for p in GROUPED_POWERS]
-    cands: list[Switches] = [start] if fabric.model == "all-stop" else []
+    cands: list[Switches] = [start] if not fabric.reconfiguration.keeps_circuits else []
     for name, dk in decs:
         if not dk.weights.size:
             continue
         for method in ("pack", "greedy"):
-            if name == "spectra" and method == "pack" and fabric.model == "all-stop":
+            if name == "spectra" and method == "pack" and not fabric.reconfiguration.keeps_circuits:
                 continue  # that is `start`
             try:
                 cands.append(place_on_fabric(dk, af, method=method, demand=demand)[0])

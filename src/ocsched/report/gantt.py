@@ -266,11 +266,13 @@ def plot_schedule(
     span = max(schedule.makespan, schedule.lower_bound or 0.0, 1e-12)
     xmax = span * 1.02
     dark_label: str | None = (
-        "reconfiguration delay δ" if fabric.model == "all-stop" else "dark: new circuits' ports"
+        "reconfiguration delay δ"
+        if not fabric.reconfiguration.keeps_circuits
+        else "dark: new circuits' ports"
     )
     for b, sw in enumerate(schedule.switches):
         delta = fabric.switches[b].delta
-        partial = _partial_view(sw, fabric, b) if fabric.model == "partial" else None
+        partial = _partial_view(sw, fabric, b) if fabric.reconfiguration.keeps_circuits else None
         for k, (c, gid) in enumerate(zip(sw, groups[b], strict=True)):
             tone = {"permutation": gid, "switch": b}.get(by, phase_of[b][k] if phase_of is not None else 0)
             color = cmap(tone % ncolors)
@@ -369,7 +371,7 @@ def plot_schedule(
     }
     ax.set_xlabel(f"{time_label(schedule.meta)} (hatched: reconfiguration delay δ; {legend[by]})")
     deltas = f"δ = {fabric.deltas[0]:g}" if len(set(fabric.deltas)) == 1 else "δ per switch"
-    model = "" if fabric.model == "all-stop" else f", {fabric.model} reconfiguration"
+    model = "" if not fabric.reconfiguration.keeps_circuits else f", {fabric.model} reconfiguration"
     ax.set_title(
         title
         or f"{schedule.algorithm or 'schedule'}: {schedule.ports} ports, {ngroups} permutations, "

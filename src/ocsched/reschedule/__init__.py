@@ -198,7 +198,7 @@ def _bound(
     ``sum_b r_b (T - t0_b)^+`` reaches the amount left (delays and windows ignored: they only make
     it later), and no earlier than the kept part ends.
     """
-    if fabric.model != "all-stop" or _split_any(schedule, cut, failure, fabric.model):
+    if fabric.reconfiguration.keeps_circuits or _split_any(schedule, cut, failure, fabric.model):
         return 0.0
     at = float(failure.at)
     ends = [
@@ -279,18 +279,20 @@ def _repair(
     splits = 0
     # Identical surviving switches: Spectra's placement or pack, compiled with what is left (greedy
     # alone, partial layouts and heterogeneous fabrics take the general path).
-    uniform = (cut == at).all() and degraded.model == "all-stop" and placement != "greedy"
+    uniform = (cut == at).all() and not degraded.reconfiguration.keeps_circuits and placement != "greedy"
     live = _identical_live(degraded, at) if uniform else []
     if live:
         new, splits = _repair_on_identical(schedule, dem, degraded, at, live, placement)
     else:
-        if degraded.model == "all-stop" and not _split_any(schedule, cut, failure, degraded.model):
+        if not degraded.reconfiguration.keeps_circuits and not _split_any(
+            schedule, cut, failure, degraded.model
+        ):
             dec, short = _leftover(schedule, dem, degraded, cut)
         else:
             residual = _residual(dem, kept, degraded)
             dec, short = _merge(_pieces(schedule, degraded, cut, failure), dem.n), residual.nnz > 0
         if short:
-            if residual is None and (degraded.failed_links or degraded.model == "partial"):
+            if residual is None and (degraded.failed_links or degraded.reconfiguration.keeps_circuits):
                 residual = _residual(dem, kept, degraded)  # what the re-fit around links must serve
             new, splits = place_on_fabric(dec, degraded, method=placement, t0=t0, demand=residual)
     out = _assemble(schedule, kept, new, degraded, dem, failure, splits, t_start)
@@ -329,7 +331,9 @@ def _extend_running(
         if not kept_out[b] or not sw:
             continue
         last = kept_out[b][-1]
-        plain = fabric.model == "all-stop" and not fabric.windows(b) and not fabric.failed_ports(b)
+        plain = (
+            not fabric.reconfiguration.keeps_circuits and not fabric.windows(b) and not fabric.failed_ports(b)
+        )
         if last.end != t0[b] or not plain:
             continue
         same = [j for j, c in enumerate(sw) if np.array_equal(c.perm, last.perm)]

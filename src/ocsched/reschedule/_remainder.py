@@ -20,7 +20,7 @@ from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.decompose import Decomposition
 from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
 from ocsched.model import Configuration, Demand, Schedule
-from ocsched.timing import held_times
+from ocsched.timing import held_times, reconfiguration
 
 log = logging.getLogger("ocsched.reschedule")
 IntArray = NDArray[np.int64]
@@ -62,7 +62,7 @@ def _split(c: Configuration, cut: float, failure: SwitchFailure | LinkFailure, m
     """Under the partial model, a configuration using a link failing while it runs keeps its other
     circuits lit to its end (a second configuration of kept circuits, no delay)."""
     return (
-        model == "partial"
+        reconfiguration(model).keeps_circuits
         and isinstance(failure, LinkFailure)
         and c.start < cut < c.end
         and cut == failure.at
@@ -71,7 +71,7 @@ def _split(c: Configuration, cut: float, failure: SwitchFailure | LinkFailure, m
 
 
 def _split_any(schedule: Schedule, cut: FloatArray, failure: SwitchFailure | LinkFailure, model: str) -> bool:
-    if model != "partial" or not isinstance(failure, LinkFailure):
+    if not reconfiguration(model).keeps_circuits or not isinstance(failure, LinkFailure):
         return False
     return any(
         _split(c, float(cut[failure.switch]), failure, model) for c in schedule.switches[failure.switch]

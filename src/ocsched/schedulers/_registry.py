@@ -232,8 +232,7 @@ def fabric_features(fabric: Fabric) -> set[str]:
         out.add("heterogeneous")
     if fabric.down or fabric.failed_links:
         out.add("failures")
-    if fabric.model == "partial":
-        out.add("partial")
+    out |= fabric.reconfiguration.features  # what the model declares (partial: "partial")
     if any(x.bidirectional for x in fabric.switches):
         out.add("bidirectional")
     if any(x.ports_per_endpoint > 1 for x in fabric.switches):

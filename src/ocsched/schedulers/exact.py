@@ -41,7 +41,7 @@ def _exact(
     status, dual = res.status, res.dual_bound
     if status in ("infeasible", "error"):
         status = "heuristic"  # a solver failure: the schedule is the best incumbent, proved nothing more
-    if status == "heuristic" and fabric.model == "partial":
+    if status == "heuristic" and fabric.reconfiguration.keeps_circuits:
         log.info(
             "exact: under the partial model the all-stop optimum is returned unproved (status heuristic)"
         )

@@ -65,7 +65,7 @@ def fabric_iteration_lower_bound(iteration: Iteration, *, fabric: Fabric) -> flo
     True
     """
     first = fabric.switches[0]
-    if fabric.model == "all-stop" and all(x == first for x in fabric.switches):
+    if not fabric.reconfiguration.keeps_circuits and all(x == first for x in fabric.switches):
         scaled = iteration
         if first.rate != 1.0:
             scaled = Iteration(

@@ -37,6 +37,7 @@ from ocsched.model import Configuration, Demand
 from ocsched.schedulers import SCHEDULERS
 from ocsched.sequence._common import RngLike, Tagged, demand_key, perm_key, tagged_end
 from ocsched.sequence.rules import iteration_switch_violations
+from ocsched.timing import reconfiguration
 
 __all__ = ["FabricBase", "independent_on", "run_independent_on", "run_seq_on", "seen_from", "uniform_twin"]
 
@@ -129,7 +130,7 @@ class _State:
         All-stop: the last one. Partial: the last user of each port that ends after ``after``
         (a port free since then constrains nothing that starts ``delta`` later), and the last one.
         """
-        if self.model == "all-stop" or not self.users:
+        if not reconfiguration(self.model).keeps_circuits or not self.users:
             return [] if self.last is None else [self.last]
         seen = {id(c): (k, c) for k, c in self.users.values() if c.end > after}
         if self.last is not None:
@@ -139,7 +140,7 @@ class _State:
     def commit(self, block: Block) -> None:
         for c in block:
             self.count += 1
-            if self.model != "all-stop":
+            if reconfiguration(self.model).keeps_circuits:
                 ins, outs = c.circuit_arrays()
                 for i, j in zip(ins.tolist(), outs.tolist(), strict=True):
                     self.users[(0, i)] = self.users[(1, j)] = (self.count, c)
@@ -153,7 +154,7 @@ class _State:
         if prev is None:
             return sorted(out | {max(release, self.delta)})
         out.add(max(release, prev.end + self.delta))
-        if self.model == "all-stop":
+        if not reconfiguration(self.model).keeps_circuits:
             if np.array_equal(prev.perm, first.perm):
                 out.add(max(release, prev.end))  # persists
         else:  # partial: new circuits wait a delay after their ports' last use
@@ -179,7 +180,7 @@ class _State:
             return True
         after = -math.inf
         if not self.windows:
-            if self.model == "all-stop":
+            if not reconfiguration(self.model).keeps_circuits:
                 block = block[:1]
             else:
                 horizon = (0.0 if self.last is None else self.last.end) + self.delta
@@ -272,7 +273,7 @@ def _free_at(state: _State) -> float:
 
 def _simple(state: _State) -> bool:
     """All-stop, no down window, no failed link: any order of a block laid back to back is valid."""
-    return state.model == "all-stop" and not state.windows and not state.failed
+    return not reconfiguration(state.model).keeps_circuits and not state.windows and not state.failed
 
 
 def _reordered(block: Block, state: _State, following: set[bytes]) -> Block:

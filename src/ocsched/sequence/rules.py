@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ocsched.iteration import persists
 from ocsched.model import Configuration
-from ocsched.timing import RTOL, slack, switch_violations
+from ocsched.timing import RTOL, reconfiguration, slack, switch_violations
 
 __all__ = ["crosses", "iteration_switch_violations", "persisting"]
 
@@ -86,9 +86,10 @@ def iteration_switch_violations(
     index = [k for k, c in enumerate(confs) if np.isfinite(c.start) and np.isfinite(c.end)]
     good = [confs[k] for k in index]
     failed = failed_ports or {}
-    if model == "all-stop" and not windows and not failed:
+    keeps = reconfiguration(model).keeps_circuits
+    if not keeps and not windows and not failed:
         return [(index[k], kind, msg) for k, kind, msg in _all_stop(good, delta, rtol)]
-    if model != "all-stop":  # partial: an identical configuration keeps every circuit already
+    if keeps:  # partial: an identical configuration keeps every circuit already
         found = switch_violations(
             [_as_tuple(c) for c in good], delta, model=model, windows=windows, failed_ports=failed, rtol=rtol
         )

@@ -159,7 +159,7 @@ def validate_iteration(
         rep = validate(alone, phase.demand, fabric=real, tol=tol)
         found = [v for v in rep.violations if v.kind not in _WHOLE]
         short = rep.max_shortfall
-        if checked.model == "partial":
+        if checked.reconfiguration.keeps_circuits:
             kept = _carried_in(schedule, k, releases[k], checked)
             if kept is not None:  # what circuits kept from phase k - 1 carry after R_k counts too
                 rep = validate(kept, phase.demand, fabric=real, tol=tol)

@@ -128,7 +128,7 @@ def parse(collective: str, body: Mapping[str, Any], limits: Limits) -> Request:
     if body.get("fabric") is not None:
         with field("fabric"):
             f = Fabric.from_dict(body["fabric"], name="fabric")
-        if f.size > limits.max_switches or f.down or f.failed_links or f.model != "all-stop":
+        if f.size > limits.max_switches or f.down or f.failed_links or f.reconfiguration.keeps_circuits:
             raise RequestError(
                 422,
                 "fabric",

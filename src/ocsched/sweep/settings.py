@@ -53,7 +53,7 @@ def _default_name(fab: Fabric) -> str:
     deltas = "/".join(f"{d:g}" for d in sorted(set(fab.deltas)))
     extra = [f"rate {'/'.join(f'{r:g}' for r in sorted(set(fab.rates)))}"] if set(fab.rates) != {1.0} else []
     extra += ["failures"] if fab.down or fab.failed_links else []
-    extra += ["partial"] if fab.model == "partial" else []
+    extra += [fab.model] if fab.reconfiguration.keeps_circuits else []
     return ", ".join([f"{fab.size} switches", f"delta {deltas}", *extra])
 
 

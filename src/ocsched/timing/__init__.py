@@ -24,11 +24,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.timing.layout import lay_out_windows, partial_starts
+from ocsched.timing.models import ALL_STOP, PARTIAL, RECONFIGURATIONS, Reconfiguration, reconfiguration
 from ocsched.timing.switch import check_switch, held_times, switch_violations
 from ocsched.timing.tolerance import RTOL, slack
 
 __all__ = [
+    "ALL_STOP",
+    "PARTIAL",
+    "RECONFIGURATIONS",
     "RTOL",
+    "Reconfiguration",
     "busy",
     "check_switch",
     "dark_interval",
@@ -37,6 +42,7 @@ __all__ = [
     "lay_out",
     "lay_out_windows",
     "partial_starts",
+    "reconfiguration",
     "slack",
     "switch_violations",
     "timing_violations",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched.timing.models import reconfiguration
 from ocsched.timing.tolerance import RTOL, FloatArray, IntArray, SwitchConfs, _ulps
 
 __all__ = ["check_switch", "held_times", "switch_violations"]
@@ -128,7 +129,7 @@ def _earlier_max(group: IntArray, owner: IntArray, value: FloatArray) -> FloatAr
 def _kept(x: _Confs, windows: _Windows, fail: FloatArray, model: str) -> NDArray[np.bool_]:
     """Per circuit, whether it is kept lit from the previous configuration (the model's *Lit* rule)."""
     kept = np.zeros(x.ins.size, dtype=bool)
-    if model != "partial" or x.start.size < 2 or not x.ins.size:
+    if not reconfiguration(model).keeps_circuits or x.start.size < 2 or not x.ins.size:
         return kept
     # Is (i, j) in the previous configuration? Sort circuits by (i, j, configuration).
     order = np.lexsort((x.owner, x.outs, x.ins))
@@ -209,7 +210,7 @@ def _check_switch(
     found: list[tuple[int, int, str, str]] = []  # (configuration, rule order, kind, message)
     _check_down(x, wins, found)
     _check_links(x, fail_in, fail_out, found)
-    if model == "all-stop":
+    if not reconfiguration(model).keeps_circuits:
         _check_all_stop(x, wins, delta, rtol, found)
     else:
         _check_partial(x, wins, kept, delta, rtol, found)

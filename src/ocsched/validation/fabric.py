@@ -112,5 +112,5 @@ def _compare(own: Fabric, real: Fabric, s: int, add: Callable[[str, str], None])
         if x.bidirectional != y.bidirectional:
             what = ("bidirectional", "directed") if x.bidirectional else ("directed", "bidirectional")
             add("ports", f"schedule assumes {what[0]} circuits on switch {b}; the fabric's are {what[1]}")
-    if own.model == "partial" and real.model == "all-stop":
+    if own.reconfiguration.keeps_circuits and not real.reconfiguration.keeps_circuits:
         add("model", "schedule assumes partial reconfiguration on an all-stop fabric")
