@@ -342,6 +342,12 @@ def test_figures_for_any_grid_and_every_algorithm(tmp_path: Path) -> None:
 
 def test_styles_distinct_in_colour_and_in_black_and_white() -> None:
     from ocsched.report.figures import STYLES
+    from ocsched.report.tables import ORDER
+    from ocsched.schedulers import SCHEDULERS
+
+    assert set(SCHEDULERS) <= set(STYLES) and set(SCHEDULERS) <= set(
+        ORDER
+    )  # every scheduler, from the registry
 
     assert len({m for m, _, _ in STYLES.values()}) == len(STYLES)  # markers alone tell them apart
     assert len({str(ls) for _, ls, _ in STYLES.values()}) == len(STYLES)
