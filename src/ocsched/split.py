@@ -11,17 +11,15 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._checks import check_choice, check_switches
 from ocsched._jit import jit
+from ocsched._types import FloatArray, IntArray
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
 
 __all__ = ["balanced_split", "split_flows", "split_share"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Relative slack under which an entry counts as tight (0 or whole): avoids slivers of 1e-17
 #: that would each cost a whole configuration downstream.

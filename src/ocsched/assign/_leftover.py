@@ -12,13 +12,10 @@ so they run compiled; ``tests/test_fabric.py`` checks them against ``held_times`
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray, IntArray
 from ocsched.assign._kernels import lay_out_pieces, uniform_pieces
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @jit

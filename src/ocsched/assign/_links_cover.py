@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign._links_table import FloatArray, IntArray, Variant, _Pieces, _Table
+from ocsched._types import FloatArray, IntArray
+from ocsched.assign._links_table import Variant, _Pieces, _Table
 from ocsched.assign.on_fabric import _View
 from ocsched.decompose._common import incidence
 from ocsched.errors import InfeasibleError

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ocsched.assign._links_table import FloatArray, IntArray, _Pieces
+from ocsched._types import FloatArray, IntArray
+from ocsched.assign._links_table import _Pieces
 from ocsched.assign.on_fabric import _View
 from ocsched.assign.uniform import Assignment
 from ocsched.decompose._common import cover_exactly, incidence, presolve_cover

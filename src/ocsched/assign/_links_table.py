@@ -12,10 +12,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.model import Demand
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: ``variant(l, b, keep_late)``: the row of permutation l's variant switch b can carry, or -1.
 Variant = Callable[[int, int, bool], int]

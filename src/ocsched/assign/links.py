@@ -24,10 +24,11 @@ import logging
 
 import numpy as np
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.assign._links_copies import _copies
 from ocsched.assign._links_cover import _cover, _matchings
 from ocsched.assign._links_lp import _assignment, _makespan, _solve_and_check
-from ocsched.assign._links_table import FloatArray, IntArray, _Pieces, _Table
+from ocsched.assign._links_table import _Pieces, _Table
 from ocsched.assign.on_fabric import _View
 from ocsched.assign.uniform import Assignment
 from ocsched.model import Demand

@@ -11,14 +11,12 @@ sizes into bands and letting a *different* line dictate each band sums the lines
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched.bounds.lines import _lines
 from ocsched.model import Demand
 
 __all__ = ["band_bound"]
 
-FloatArray = NDArray[np.float64]
 
 #: Lines the bound looks at (the heaviest by sum); any subset gives a valid bound.
 BAND_LINES = 32

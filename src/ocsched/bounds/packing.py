@@ -13,16 +13,15 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray
 from ocsched.bounds._exact import to_float
 from ocsched.bounds.lines import _lines, refined_bound
 from ocsched.model import Demand
 
 __all__ = ["line_packing_bound", "packing_bound"]
 
-FloatArray = NDArray[np.float64]
 
 #: Relative tolerance of the bisection inside one segment.
 _RTOL = 1e-10

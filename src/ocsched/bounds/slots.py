@@ -18,13 +18,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray
 from ocsched.bounds._exact import to_float
 from ocsched.bounds.lines import _lines, bisect_bracket
 from ocsched.model import Demand
 
 __all__ = ["line_slot_bound", "slot_bound"]
 
-FloatArray = NDArray[np.float64]
 
 #: Weights tried for a large entry (a small one weighs 1).
 SLOT_WEIGHTS = (1.25, 1.5, 2.0)

@@ -21,11 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import HAVE_NUMBA, jit
+from ocsched._types import FloatArray, IntArray
 
 __all__ = ["HAVE_NUMBA", "max_weight_matching"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @jit

@@ -11,12 +11,9 @@ particular matching (BvN keeps scipy's, so its decomposition is unchanged) ask f
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._jit import jit
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
+from ocsched._types import FloatArray, IntArray
 
 
 @jit

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.model import Demand
 
 __all__ = [
@@ -22,9 +22,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)

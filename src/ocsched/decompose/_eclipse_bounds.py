@@ -29,12 +29,11 @@ import bisect
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import NDArray
+
+from ocsched._types import FloatArray, IntArray
 
 __all__ = ["ScoreBounds", "search"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Keys left to score at or below this many are scored without bounds (the bounds cost more).
 _FEW = 2

@@ -13,7 +13,6 @@ with the next largest: permutations come out sorted by size, close to that ideal
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched.decompose._common import Decomposition
 from ocsched.decompose._kempe import kempe_regroup
@@ -21,8 +20,6 @@ from ocsched.model import Demand
 
 __all__ = ["grouped_decompose"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Weight of the entry's own size beside ``(d / M)^p``: it orders the entries that ``x^p``
 #: rounds to zero (small against M), so they are still matched largest first.

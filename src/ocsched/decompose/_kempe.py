@@ -15,11 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray, IntArray
 
 __all__ = ["kempe_regroup"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @jit

@@ -62,17 +62,14 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._jit import HAVE_NUMBA
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._rounds_driver import run_rounds as _run_rounds
 
 __all__ = ["HAVE_NUMBA", "spectra_rounds"]
 
 log = logging.getLogger(__name__)
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 #: Entries per row in the candidate graph on dense input (more only where pricing asks).

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._assignment import _by_column, _solve
 from ocsched.decompose._rounds_steps import find as _find
 from ocsched.decompose._rounds_steps import free_stale as _free_stale
@@ -33,9 +33,6 @@ from ocsched.decompose._rounds_steps import rescan as _rescan
 from ocsched.decompose._rounds_steps import solve_live as _solve_live
 
 __all__ = ["rounds_work", "run_rounds"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def rounds_work(n: int, big_delta: int, indptr0: IntArray, rows: IntArray, *rest: Any) -> int:

@@ -15,12 +15,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._assignment import _solve
 
 __all__ = ["find", "free_stale", "keep_least", "penalize", "price_rows", "reprice", "rescan", "solve_live"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @jit

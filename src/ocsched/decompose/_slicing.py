@@ -7,16 +7,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._common import Decomposition
-from ocsched.decompose._stuffing import (
-    FloatArray,
-    IntArray,
-    dense,
-    entries_of,
-    finish,
-    quick_stuff,
-    unit_scale,
-)
+from ocsched.decompose._stuffing import dense, entries_of, finish, quick_stuff, unit_scale
 from ocsched.model import Demand
 
 Slicer = Callable[[ArrayLike], tuple[IntArray, FloatArray]]

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._common import Decomposition, incidence, top_up
 from ocsched.decompose.spectra import spectra_decompose
 from ocsched.errors import InvalidInputError
@@ -15,8 +16,6 @@ from ocsched.model import Demand
 
 __all__ = ["entries_of", "finish", "perfect_on", "quick_stuff", "unit_scale"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Residue below this fraction of the largest entry counts as served (float round-off).
 TOL = 1e-12

@@ -22,16 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
-from ocsched.decompose._common import FloatArray, IntArray, refit_weights
+from ocsched._types import BoolArray, FloatArray, IntArray
+from ocsched.decompose._common import refit_weights
 from ocsched.decompose.spectra import spectra_decompose
 from ocsched.model import Demand
 
 __all__ = ["BMatchings", "bmatching_candidates", "bmatching_decompose", "circuit_incidence"]
 
 Circuits = tuple[IntArray, IntArray]
-NDBool = NDArray[np.bool_]
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,7 +195,7 @@ def _sorted_entries(n: int, r: IntArray, c: IntArray, v: FloatArray) -> tuple[In
     return r[order], c[order], v[order]
 
 
-def _euler_orientation(n: int, u: IntArray, v: IntArray, w: FloatArray) -> NDBool:
+def _euler_orientation(n: int, u: IntArray, v: IntArray, w: FloatArray) -> BoolArray:
     """Orient each edge along Euler tours of the graph plus one vertex joined to every odd-degree vertex.
 
     Every vertex is entered as often as it is left on a closed tour, so once the added edges are
@@ -232,7 +231,7 @@ def _euler_orientation(n: int, u: IntArray, v: IntArray, w: FloatArray) -> NDBoo
     return forward
 
 
-def _balanced_orientation(n: int, u: IntArray, v: IntArray, w: FloatArray) -> NDBool:
+def _balanced_orientation(n: int, u: IntArray, v: IntArray, w: FloatArray) -> BoolArray:
     """Orient each edge, largest first, to keep the larger of tail out-load and head in-load least."""
     out_load, in_load = np.zeros(n), np.zeros(n)
     forward = np.ones(u.size, dtype=bool)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._bottleneck import bottleneck
 from ocsched.decompose._common import Decomposition
 from ocsched.decompose._slicing import decompose_stuffed, peel, stacked, support
@@ -12,9 +12,6 @@ from ocsched.decompose._stuffing import TOL, perfect_on
 from ocsched.model import Demand
 
 __all__ = ["bvn_decompose", "bvn_slices"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def bvn_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_choice, check_delta
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._assignment import max_weight_matching
 from ocsched.decompose._common import Decomposition
 from ocsched.decompose._eclipse_bounds import ScoreBounds, search
@@ -17,8 +18,6 @@ from ocsched.model import Demand
 
 __all__ = ["METHODS", "eclipse_decompose"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Eclipse tries every distinct residual value as the duration when there are at most this many.
 _ECLIPSE_ALL = 64

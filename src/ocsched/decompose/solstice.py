@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._common import Decomposition
 from ocsched.decompose._slicing import decompose_stuffed, peel, stacked, support
 from ocsched.decompose._stuffing import TOL, perfect_on
 from ocsched.model import Demand
 
 __all__ = ["solstice_decompose", "solstice_slices"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def solstice_slices(stuffed: ArrayLike) -> tuple[IntArray, FloatArray]:

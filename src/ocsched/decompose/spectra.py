@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._checks import check_choice
+from ocsched._types import FloatArray, IntArray
 from ocsched.decompose._common import Decomposition, drop_empty, incidence_from, refit_weights, top_up
 from ocsched.decompose._rounds import HAVE_NUMBA, spectra_rounds
 from ocsched.model import Demand
 
 __all__ = ["METHODS", "spectra_decompose"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: ``fast``: warm-started matching rounds on the support (compiled); ``reference``: the
 #: original solver, one dense n x n assignment per round (kept to cross-check the fast one).

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.exact.matchings import MAX_MATCHINGS, maximal_matchings
 from ocsched.improve.structure import SwitchTimes
 from ocsched.model import Demand
 
 __all__ = ["Columns", "fabric_columns"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Links failing this much after the incumbent's makespan (relative) never constrain the model.
 HORIZON_SLACK = 1e-6

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ocsched._types import IntArray
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand
 
 __all__ = ["MAX_MATCHINGS", "maximal_matchings"]
 
-IntArray = NDArray[np.int64]
 
 #: :func:`solve_exact` refuses a demand whose support has more maximal matchings than this.
 MAX_MATCHINGS = 20_000

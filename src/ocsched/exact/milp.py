@@ -7,15 +7,13 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
+from ocsched._types import FloatArray
 from ocsched.exact._highs import _milp_options
 from ocsched.exact.columns import Columns
 from ocsched.improve.structure import SwitchTimes
 
 __all__ = ["solve_milp"]
-
-FloatArray = NDArray[np.float64]
 
 
 def _identical(times: list[SwitchTimes]) -> list[tuple[int, int]]:

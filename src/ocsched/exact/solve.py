@@ -8,10 +8,11 @@ from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
 from ocsched._jit import clock
+from ocsched._types import FloatArray, IntArray
 from ocsched.assign import Assignment, place, place_on_fabric, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose, spectra_decompose
@@ -41,8 +42,6 @@ __all__ = ["DEFAULT_NODE_LIMIT", "MAX_EXACT_PORTS", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Largest n accepted by the ``"exact"`` scheduler.

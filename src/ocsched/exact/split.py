@@ -6,9 +6,10 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
+from ocsched._types import FloatArray
 from ocsched.assign import Assignment, loads, pack
 from ocsched.errors import InvalidInputError
 from ocsched.exact._highs import _SCALE_TO, _dual, _gap, _milp_options, _status
@@ -18,8 +19,6 @@ from ocsched.timing import busy
 __all__ = ["optimal_split"]
 
 log = logging.getLogger(__name__)
-
-FloatArray = NDArray[np.float64]
 
 
 def optimal_split(

@@ -40,8 +40,8 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.assign import PLACEMENTS, Assignment, loads, place_on_fabric, timeline
 from ocsched.decompose import decompose
 from ocsched.decompose._common import cover_exactly, incidence, presolve_cover
@@ -64,8 +64,6 @@ __all__ = ["DEFAULT_STEPS", "balance_whole", "improve_on_fabric", "improve_sched
 
 log = logging.getLogger(__name__)
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Default number of piece removals tried by :func:`improve_schedule` (each one LP): the search's

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
 from ocsched.timing import held_times, switch_violations
@@ -52,8 +53,6 @@ __all__ = [
     "to_switches",
 ]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 Switches = tuple[tuple[Configuration, ...], ...]
 
 #: Deadlines are tightened by this fraction of the makespan in the LP where the start point has

@@ -7,10 +7,10 @@ at line rate, and the reconfiguration delay ``delta`` and every duration are in 
 from __future__ import annotations
 
 from ocsched._limits import MAX_PORTS as MAX_PORTS
+from ocsched._types import FloatArray as FloatArray
+from ocsched._types import IntArray as IntArray
 from ocsched.model.configuration import Configuration
 from ocsched.model.demand import Demand, as_demand
-from ocsched.model.demand import FloatArray as FloatArray
-from ocsched.model.demand import IntArray as IntArray
 from ocsched.model.schedule import Schedule
 from ocsched.model.schedule_json import SCHEDULE_FORMAT, SCHEDULE_VERSION, STATUSES
 from ocsched.model.schedule_json import SCHEDULE_VERSION_FABRIC as SCHEDULE_VERSION_FABRIC

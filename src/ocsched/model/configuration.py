@@ -7,7 +7,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ocsched.model.demand import IntArray, _frozen
+from ocsched._types import IntArray
+from ocsched.model.demand import _frozen
 
 _set = object.__setattr__
 

@@ -12,13 +12,11 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched._lazy import issparse
+from ocsched._types import FloatArray, IntArray
 from ocsched.errors import InvalidInputError
 from ocsched.units import bytes_per_second
 
 log = logging.getLogger("ocsched.model")  # the package's logger, as before model became a package
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def _frozen(a: NDArray[Any]) -> NDArray[Any]:

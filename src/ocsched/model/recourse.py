@@ -17,8 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ocsched._types import IntArray
 from ocsched.model.configuration import Configuration
-from ocsched.model.demand import IntArray
 
 __all__ = ["Changes", "changes", "recourse", "switch_recourse"]
 

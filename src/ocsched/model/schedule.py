@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from ocsched._types import FloatArray
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model.configuration import Configuration
-from ocsched.model.demand import Demand, FloatArray
+from ocsched.model.demand import Demand
 from ocsched.model.schedule_json import schedule_from_dict, schedule_to_dict
 from ocsched.timing import held_times
 

@@ -7,19 +7,16 @@ which decides whether a fit compares itself with the plan followed by the residu
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
-
-F64 = NDArray[np.float64]
+from ocsched._types import FloatArray
 
 
-def _bound_of(lines: F64, deltas: F64, rates: F64) -> float:
+def _bound_of(lines: FloatArray, deltas: FloatArray, rates: FloatArray) -> float:
     """``min delta + max line sum / total rate`` from :func:`scan`'s line sums (0 without demand)."""
     line = float(lines[0].max(initial=0.0))
     return 0.0 if line <= 0.0 else float(deltas.min()) + line / float(rates.sum())
 
 
-def _residual_bound(lines: F64, deltas: F64, rates: F64) -> float:
+def _residual_bound(lines: FloatArray, deltas: FloatArray, rates: FloatArray) -> float:
     """A lower bound on any schedule of the residual whose line sums and counts :func:`scan` found.
 
     The line bound, and: a port with k entries needs k configurations in all, each after its

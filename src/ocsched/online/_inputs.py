@@ -14,10 +14,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_number
+from ocsched._types import FloatArray
 from ocsched.errors import InvalidInputError
 from ocsched.model import Demand, as_demand
 
-F64 = NDArray[np.float64]
 if TYPE_CHECKING:  # scipy.sparse is loaded only when a sparse demand is given
     import scipy.sparse as sp
 
@@ -43,7 +43,7 @@ def _clean(a: NDArray[np.float64], n: int | None) -> bool:
     return a.size == 0 or (math.isfinite(float(a.sum())) and float(a.min()) >= 0.0)
 
 
-def _dense(demand: DemandLike, n: int | None, name: str) -> F64:
+def _dense(demand: DemandLike, n: int | None, name: str) -> FloatArray:
     """The demand as a dense float64 matrix with a zero diagonal; the fast path for a clean ndarray."""
     if isinstance(demand, np.ndarray) and _clean(demand, n):
         if not demand.diagonal().any():

@@ -6,13 +6,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._jit import jit
-
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
+from ocsched._types import FloatArray, IntArray
 
 
 @jit
-def refit(actual: F64, cover0: F64, order: I64, ptr: I64, idx: I64, work: F64) -> F64:  # pragma: no cover
+def refit(
+    actual: FloatArray, cover0: FloatArray, order: IntArray, ptr: IntArray, idx: IntArray, work: FloatArray
+) -> FloatArray:  # pragma: no cover
     """New work of each group (a permutation and its pieces): the need its circuits leave, in ``order``.
 
     ``cover`` holds, per entry, the work already given to the groups before plus the predicted
@@ -37,8 +37,16 @@ def refit(actual: F64, cover0: F64, order: I64, ptr: I64, idx: I64, work: F64) -
 
 @jit
 def rebalance(
-    work: F64, switch: I64, group: I64, cost: F64, deltas: F64, rates: F64, s: int, passes: int, spare: int
-) -> tuple[F64, I64, I64]:  # pragma: no cover
+    work: FloatArray,
+    switch: IntArray,
+    group: IntArray,
+    cost: FloatArray,
+    deltas: FloatArray,
+    rates: FloatArray,
+    s: int,
+    passes: int,
+    spare: int,
+) -> tuple[FloatArray, IntArray, IntArray]:  # pragma: no cover
     """Lower the latest switch's load: shift work between pieces of one group, move, swap or split pieces.
 
     ``work[k]`` is piece k's work on ``switch[k]`` (zero: dropped); ``cost[k]`` the makespan a
@@ -155,8 +163,8 @@ def rebalance(
 
 @jit
 def scan(
-    actual: F64, predicted: F64, cover: F64, n: int
-) -> tuple[float, float, bool, F64]:  # pragma: no cover
+    actual: FloatArray, predicted: FloatArray, cover: FloatArray, n: int
+) -> tuple[float, float, bool, FloatArray]:  # pragma: no cover
     """One pass over the off-diagonal entries: ``|actual - predicted|_1`` (NaN at the first
     negative or non-finite entry), ``|predicted|_1``, whether an entry the plan does not cover
     has demand, and per line (rows then columns): the actual sum, the residual
@@ -192,15 +200,15 @@ def scan(
 
 @jit
 def lit_changes(  # pragma: no cover
-    before: I64,
-    perms: I64,
-    switch: I64,
-    work: F64,
+    before: IntArray,
+    perms: IntArray,
+    switch: IntArray,
+    work: FloatArray,
     n: int,
     seen: NDArray[np.int32],
     held: NDArray[np.int32],
     tick: int,
-) -> tuple[I64, int, int]:
+) -> tuple[IntArray, int, int]:
     """The circuits the pieces with work set up, as keys ``switch * n * n + i * n + j`` (each once),
     and ``(added, removed)`` against the unique keys ``before``.
 
@@ -235,7 +243,7 @@ def lit_changes(  # pragma: no cover
 
 
 @jit
-def starts_of(switch: I64, dur: F64, deltas: F64) -> F64:  # pragma: no cover
+def starts_of(switch: IntArray, dur: FloatArray, deltas: FloatArray) -> FloatArray:  # pragma: no cover
     """Back-to-back starts of pieces sorted by switch: each after its switch's delay, from 0.
 
     Sequential sums, as a validator adds ``start + duration + delta``: no rounding below zero.

@@ -6,10 +6,11 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ocsched._checks import check_choice, check_number
 from ocsched._jit import clock, compiled_only
+from ocsched._types import FloatArray, IntArray
 from ocsched._version import __version__
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
@@ -23,8 +24,6 @@ from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
 
 __all__ = ["DEFAULT_MAX_ERROR", "SUPPORTED", "Plan", "plan", "relative_l1"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 if TYPE_CHECKING:  # scipy.sparse is loaded only when a sparse demand is given
     import scipy.sparse as sp
 
@@ -84,7 +83,7 @@ class Plan:
 
     def __init__(
         self,
-        predicted: F64,
+        predicted: FloatArray,
         sched: Schedule,
         fabric: Fabric,
         algorithm: str,
@@ -102,7 +101,7 @@ class Plan:
         self.deltas = np.array(fabric.deltas, dtype=np.float64)
         self.rates = np.array(fabric.rates, dtype=np.float64)
         n, s = self.n, fabric.size
-        perms: list[I64] = []
+        perms: list[IntArray] = []
         switch: list[int] = []
         work: list[float] = []
         starts: list[float] = []
@@ -136,7 +135,7 @@ class Plan:
             gwork[group] > 0, self.work / np.where(gwork[group] > 0, gwork[group], 1.0), 0.0
         )
         ptr = np.zeros(g + 1, dtype=np.int64)
-        idx: list[I64] = []
+        idx: list[IntArray] = []
         for q in range(g):
             p = self.perms[first[q]] if g else np.zeros(0, dtype=np.int64)
             (i,) = np.nonzero(p >= 0)
@@ -292,7 +291,7 @@ class Plan:
                 return self._finish(after, lb, "plan+residual", err, previous, t0, 0)
         return self._finish(confs, lb, mode, err, previous, t0, 0, (keys, added, removed))
 
-    def _before(self, previous: Schedule | None) -> I64:
+    def _before(self, previous: Schedule | None) -> IntArray:
         """The lit circuits (keys) to count recourse against."""
         return self._keys if previous is None else _keys_of(previous, self.n, self._s)
 
@@ -304,7 +303,9 @@ class Plan:
         self._tick += 1
         return self._tick
 
-    def _repair(self, rest: F64, work: F64, cost: F64) -> tuple[I64, I64, I64, F64, F64]:
+    def _repair(
+        self, rest: FloatArray, work: FloatArray, cost: FloatArray
+    ) -> tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray]:
         """Add Spectra's decomposition of the uncovered entries, largest first on the least-loaded switch."""
         mean = float(np.average(self.deltas, weights=self.rates))
         dec = decompose(rest, method="spectra", delta=mean)
@@ -334,7 +335,7 @@ class Plan:
         )
 
     def _lay_out(
-        self, perms: I64, switch: I64, work: F64, previous: Schedule | None
+        self, perms: IntArray, switch: IntArray, work: FloatArray, previous: Schedule | None
     ) -> tuple[tuple[tuple[Configuration, ...], ...], float]:
         """Each switch's pieces in plan order, back to back after its delay (empty ones dropped); the end."""
         (ks,) = np.nonzero(work > 0)
@@ -359,7 +360,7 @@ class Plan:
         out = tuple(tuple(flat[cuts[b] : cuts[b + 1]]) for b in range(self._s))
         return out, float(ends.max(initial=0.0))
 
-    def _plan_then(self, resid: F64) -> tuple[tuple[Configuration, ...], ...]:
+    def _plan_then(self, resid: FloatArray) -> tuple[tuple[Configuration, ...], ...]:
         """The planned schedule as it is, then ``resid`` scheduled by ``algorithm`` after its makespan."""
         planned = self.schedule.switches
         if not (resid > 0).any():
@@ -381,7 +382,7 @@ class Plan:
         previous: Schedule | None,
         t0: float,
         splits: int,
-        counted: tuple[I64, int, int] | None = None,
+        counted: tuple[IntArray, int, int] | None = None,
     ) -> Schedule:
         fab = self.fabric
         if counted is None:

@@ -12,14 +12,13 @@ from collections.abc import Hashable
 from typing import Any, Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ocsched._checks import check_choice, check_int, check_number
+from ocsched._types import FloatArray
 from ocsched.errors import InvalidInputError
 
 __all__ = ["EMA", "PREDICTORS", "Last", "LayerMovingAverage", "Predictor", "predictor"]
-
-F64 = NDArray[np.float64]
 
 
 class Predictor(Protocol):
@@ -27,10 +26,10 @@ class Predictor(Protocol):
 
     def update(self, actual: ArrayLike, layer: Hashable | None = None) -> None: ...
 
-    def predict(self, layer: Hashable | None = None) -> F64 | None: ...
+    def predict(self, layer: Hashable | None = None) -> FloatArray | None: ...
 
 
-def _matrix(actual: ArrayLike, shape: tuple[int, ...] | None) -> F64:
+def _matrix(actual: ArrayLike, shape: tuple[int, ...] | None) -> FloatArray:
     a = np.array(actual, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise InvalidInputError(f"`actual` must be a square matrix; got shape {a.shape}")
@@ -51,14 +50,14 @@ class Last:
     """
 
     def __init__(self) -> None:
-        self._last: dict[Hashable | None, F64] = {}
+        self._last: dict[Hashable | None, FloatArray] = {}
 
     def update(self, actual: ArrayLike, layer: Hashable | None = None) -> None:
         """Learn ``actual`` (of ``layer``)."""
         shape = next(iter(self._last.values())).shape if self._last else None
         self._last[layer] = _matrix(actual, shape)
 
-    def predict(self, layer: Hashable | None = None) -> F64 | None:
+    def predict(self, layer: Hashable | None = None) -> FloatArray | None:
         """The last matrix of ``layer`` (None before any)."""
         x = self._last.get(layer)
         return None if x is None else x.copy()
@@ -82,7 +81,7 @@ class EMA:
         self.alpha = check_number(alpha, "alpha", low=0.0, closed=False)
         if self.alpha > 1.0:
             raise InvalidInputError(f"`alpha` must be in (0, 1]; got {alpha!r}")
-        self._avg: dict[Hashable | None, F64] = {}
+        self._avg: dict[Hashable | None, FloatArray] = {}
 
     def update(self, actual: ArrayLike, layer: Hashable | None = None) -> None:
         """Learn ``actual`` (of ``layer``)."""
@@ -91,7 +90,7 @@ class EMA:
         old = self._avg.get(layer)
         self._avg[layer] = a if old is None else self.alpha * a + (1.0 - self.alpha) * old
 
-    def predict(self, layer: Hashable | None = None) -> F64 | None:
+    def predict(self, layer: Hashable | None = None) -> FloatArray | None:
         """The average of ``layer`` (None before any)."""
         x = self._avg.get(layer)
         return None if x is None else x.copy()
@@ -114,19 +113,19 @@ class LayerMovingAverage:
 
     def __init__(self, window: int = 4) -> None:
         self.window = check_int(window, "window")
-        self._seen: dict[Hashable | None, deque[F64]] = {}
+        self._seen: dict[Hashable | None, deque[FloatArray]] = {}
 
     def update(self, actual: ArrayLike, layer: Hashable | None = None) -> None:
         """Learn ``actual`` of ``layer``."""
         shape = next(iter(self._seen.values()))[0].shape if self._seen else None
         self._seen.setdefault(layer, deque(maxlen=self.window)).append(_matrix(actual, shape))
 
-    def predict(self, layer: Hashable | None = None) -> F64 | None:
+    def predict(self, layer: Hashable | None = None) -> FloatArray | None:
         """The mean of ``layer``'s last ``window`` matrices (None before any)."""
         q = self._seen.get(layer)
         if not q:
             return None
-        out: F64 = np.mean(np.stack(list(q)), axis=0)
+        out: FloatArray = np.mean(np.stack(list(q)), axis=0)
         return out
 
 

@@ -16,10 +16,11 @@ from typing import overload
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ocsched._checks import check_choice
 from ocsched._jit import clock
+from ocsched._types import FloatArray
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, _identical_live, place_on_fabric
 from ocsched.bounds import lower_bound
@@ -41,8 +42,6 @@ from ocsched.sequence.reschedule import reschedule_iteration
 from ocsched.validation import validate
 
 __all__ = ["LinkFailure", "SwitchFailure", "degrade", "reschedule"]  # the failures live in fabric
-
-FloatArray = NDArray[np.float64]
 
 
 @overload

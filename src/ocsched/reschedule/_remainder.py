@@ -16,6 +16,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.decompose import Decomposition
 from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
@@ -23,8 +24,6 @@ from ocsched.model import Configuration, Demand, Schedule
 from ocsched.timing import held_times, reconfiguration
 
 log = logging.getLogger("ocsched.reschedule")
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> Demand:

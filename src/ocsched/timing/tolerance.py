@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched._types import FloatArray, IntArray
+
 __all__ = ["RTOL", "FloatArray", "IntArray", "SwitchConfs", "slack"]
 
 # ---------------------------------------------------------------------------------------------------
@@ -58,8 +60,6 @@ __all__ = ["RTOL", "FloatArray", "IntArray", "SwitchConfs", "slack"]
 RTOL = 1e-9
 
 SwitchConfs = Sequence[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]]
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def slack(delta: float, *times: float, rtol: float = RTOL) -> float:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ocsched._checks import check_choice, check_int, check_number
+from ocsched._types import FloatArray
 from ocsched.errors import InvalidInputError
 from ocsched.iteration import Iteration, Phase
 from ocsched.workloads._common import _UNSET, call_generator, options_of, renamed
@@ -36,15 +36,13 @@ __all__ = [
     "moe_iteration",
 ]
 
-Matrix = NDArray[np.float64]
 
-
-def _seconds(matrix: Matrix, link_gbps: float) -> Matrix:
+def _seconds(matrix: FloatArray, link_gbps: float) -> FloatArray:
     return matrix * 8.0 / (link_gbps * 1e9)
 
 
 def _build(
-    phases: list[tuple[str, float, Matrix]], gaps: float | Sequence[float] | None, link_gbps: float
+    phases: list[tuple[str, float, FloatArray]], gaps: float | Sequence[float] | None, link_gbps: float
 ) -> Iteration:
     """Phases ``(name, modelled gap, bytes)``; ``gaps`` replaces the modelled gaps (one or one each)."""
     if gaps is not None:
@@ -147,7 +145,7 @@ def gpt_iteration(
     def g(k: int, r: int, q: int) -> int:
         return k * (d * t) + r * t + q
 
-    def tp_ring(stages: list[int]) -> Matrix:
+    def tp_ring(stages: list[int]) -> FloatArray:
         out = np.zeros((n, n))
         if t > 1:
             for k in stages:
@@ -156,7 +154,7 @@ def gpt_iteration(
                         out[g(k, r, q), g(k, r, (q + 1) % t)] = 2.0 * (t - 1) / t * act
         return out
 
-    def sends(pairs: list[tuple[int, int]]) -> Matrix:
+    def sends(pairs: list[tuple[int, int]]) -> FloatArray:
         out = np.zeros((n, n))
         for k, k2 in pairs:
             for r in range(d):
@@ -164,10 +162,10 @@ def gpt_iteration(
                     out[g(k, r, q), g(k2, r, q)] = act
         return out
 
-    phases: list[tuple[str, float, Matrix]] = []
+    phases: list[tuple[str, float, FloatArray]] = []
     pending = 0.0
 
-    def emit(name: str, compute: float, matrix: Matrix) -> None:
+    def emit(name: str, compute: float, matrix: FloatArray) -> None:
         nonlocal pending
         pending += compute
         if matrix.any():
@@ -210,7 +208,9 @@ def gpt_iteration(
     return _build(phases, gaps, gbps)
 
 
-def _popularity(gen: np.random.Generator, family: str, param: float, sources: int, experts: int) -> Matrix:
+def _popularity(
+    gen: np.random.Generator, family: str, param: float, sources: int, experts: int
+) -> FloatArray:
     """One popularity vector per source, drawn as :func:`ocsched.workloads.moe.moe` draws them."""
     if family == "uniform":
         return np.full((sources, experts), 1.0 / experts)
@@ -310,7 +310,7 @@ def moe_iteration(
     owner = (np.arange(n_exp) * g) // n_exp
     to_gpu = (owner[:, None] == np.arange(g)).astype(np.float64)
     attention = t * (8.0 * h * h + 4.0 * ctx * h) / rate
-    phases: list[tuple[str, float, Matrix]] = []
+    phases: list[tuple[str, float, FloatArray]] = []
     pop = _popularity(gen, fam, param, g, n_exp)
     for layer in range(n_layers):
         if layer:
@@ -370,7 +370,7 @@ def coflow_sequence(
         raise InvalidInputError(
             f"`start` + `count` must be at most {len(ordered)} (the trace's coflows); got {first + c}"
         )
-    phases: list[tuple[str, float, Matrix]] = []
+    phases: list[tuple[str, float, FloatArray]] = []
     pending, prev = 0.0, ordered[first].arrival_ms
     for f in ordered[first : first + c]:
         pending += (f.arrival_ms - prev) / 1e3
