@@ -1,10 +1,15 @@
-"""Shared pytest configuration: hypothesis profiles."""
+"""Shared pytest configuration: hypothesis profiles, and the fixtures several test modules use."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
+
+from helpers import D3
 
 # "default" keeps the default run quick; "thorough" (HYPOTHESIS_PROFILE=thorough) digs deeper.
 settings.register_profile(
@@ -14,3 +19,11 @@ settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def d3(tmp_path: Path) -> Path:
+    """:data:`helpers.D3` saved as ``d.npy`` (a module may define its own ``d3``: a CSV, say)."""
+    p = tmp_path / "d.npy"
+    np.save(p, D3)
+    return p

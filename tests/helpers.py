@@ -13,6 +13,11 @@ from ocsched.cli import app
 from ocsched.exact import ExactResult, solve_exact
 from ocsched.model import Configuration
 
+#: The 3 x 3 demand most tests use: every line sums to 3 (two permutations, weights 2 and 1).
+D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
+#: A skewed 3 x 3 (weights 3 and 1, line sums 4), where the placement and the delays matter more.
+D3_SKEWED = np.array([[0.0, 3.0, 1.0], [1.0, 0.0, 3.0], [3.0, 1.0, 0.0]])
+
 
 def run(*args: str | Path) -> Result:
     """Run the ``ocsched`` CLI in-process; typer keeps ``result.stdout`` and ``result.stderr`` apart."""

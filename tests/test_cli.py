@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner, Result
 
-from helpers import run
+from helpers import D3, run
 from ocsched import io, lower_bound, schedule, validate
 from ocsched.cli import app
 from ocsched.schedulers import SCHEDULERS, algorithms
 
 DATA = Path(__file__).parent / "data" / "core"
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 
 
 def table(text: str) -> dict[str, str]:

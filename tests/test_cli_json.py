@@ -10,20 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import D3, run
 from ocsched import io
 from ocsched.schedulers import SCHEDULERS
 from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
 
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 SNAKE = re.compile(r"[a-z][a-z0-9_]*")
-
-
-@pytest.fixture
-def d3(tmp_path: Path) -> Path:
-    p = tmp_path / "d.npy"
-    np.save(p, D3)
-    return p
 
 
 def as_json(*args: str | Path, code: int = 0) -> Any:

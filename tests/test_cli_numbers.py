@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
+from helpers import D3
 from ocsched.cli import app
 
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 SMALL = ("0", "1", "2", "3", "0.5")
 BIG = (*SMALL, "17", "1e3", str(10**30), "9" * 400)
 

@@ -13,13 +13,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from helpers import run
+from helpers import D3, run
 from ocsched import io
 from ocsched.cli import app
 from ocsched.iteration import Iteration
 from ocsched.model import Schedule
-
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 
 
 def run_in(data: bytes | str, *args: str | Path) -> object:

@@ -9,23 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import D3, run
 from ocsched import io
-
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 
 
 def facts(*args: str | Path) -> dict[str, object]:
     res = run(*args, "--json")
     assert res.exit_code == 0, res.stderr
     return json.loads(res.stdout)  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def d3(tmp_path: Path) -> Path:
-    p = tmp_path / "d.npy"
-    np.save(p, D3)
-    return p
 
 
 def test_bytes_and_link_rate_give_the_seconds_schedule(d3: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ocsched
+from helpers import D3_SKEWED as D3
 from ocsched import schedule, validate
 from ocsched.assign import bff_timeline, order_for_partial
 from ocsched.bounds import fabric_line_bound, line_bound, lower_bound
@@ -27,7 +28,6 @@ from ocsched.timing import partial_starts, switch_violations
 from strategies import demands, fabrics
 
 DATA = Path(__file__).parent / "data" / "schedules"
-D3 = np.array([[0.0, 3.0, 1.0], [1.0, 0.0, 3.0], [3.0, 1.0, 0.0]])
 HETERO = Fabric.from_deltas([0.1, 0.1, 1.0, 1.0], rates=[1.0, 2.0, 1.0, 0.5])
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
+from helpers import D3_SKEWED as D3
 from helpers import run
 from ocsched import Iteration, Phase, lower_bound, schedule, validate
 from ocsched.errors import InfeasibleError, InvalidInputError, InvalidScheduleError
@@ -28,7 +29,6 @@ from strategies import demands, failing_links
 resched = importlib.import_module(
     "ocsched.reschedule"
 )  # the module (ocsched.reschedule is also the function)
-D3 = np.array([[0.0, 3.0, 1.0], [1.0, 0.0, 3.0], [3.0, 1.0, 0.0]])
 #: The schedulers that place by finish time on any fabric (pipelines).
 PIPELINES = ("spectra", "spectra-pack", "eclipse", "solstice", "bvn")
 

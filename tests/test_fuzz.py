@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from helpers import D3
 from ocsched import io as ocsched_io
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError
 from ocsched.validation import validate
 
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 SLOW = settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from helpers import D3
 from ocsched import io, schedule, validate
 from ocsched.errors import InvalidInputError
 from ocsched.model import Configuration, Demand, Schedule
 
 DATA = Path(__file__).parent / "data" / "core"
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 
 
 def listing(folder: Path) -> list[str]:

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ocsched
+from helpers import D3_SKEWED as D3
 from helpers import run
 from ocsched import Fabric, InvalidInputError, Iteration, LinkDown, Phase, Switch, SwitchDown
 from ocsched.fabric import LinkFailure, SwitchFailure
@@ -17,7 +18,6 @@ from ocsched.io import write_iteration_schedule
 from ocsched.sequence import schedule_iteration, validate_iteration
 from ocsched.sequence.reschedule import reschedule_iteration
 
-D3 = np.array([[0, 3, 1], [1, 0, 3], [3, 1, 0]], dtype=float)
 IT = Iteration([Phase(D3, 0.0, "a"), Phase(D3.T.copy(), 1.0, "b"), Phase(D3, 0.5, "c")])
 
 

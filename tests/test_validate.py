@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers import conf
+from helpers import D3, conf
 from ocsched import schedule, validate
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.validation import TOL, ValidationReport, Violation
 
 # d3 = 2 * (0->1, 1->2, 2->0) + 1 * (0->2, 1->0, 2->1)
-D3 = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
 P1 = [1, 2, 0]
 P2 = [2, 0, 1]
 
