@@ -16,7 +16,8 @@ import numpy as np
 from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
-from ocsched.model import Configuration, Demand
+from ocsched.model.result import Result as Result
+from ocsched.model.result import Switches as Switches
 
 __all__ = [
     "ALL_FEATURES",
@@ -32,33 +33,7 @@ __all__ = [
     "fabric_features",
 ]
 
-Switches = tuple[tuple[Configuration, ...], ...]
 RngLike = np.random.Generator | int | None
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a scheduler returns: per-switch configurations and how they were found.
-
-    Attributes
-    ----------
-    switches : tuple of tuple of Configuration
-        Per switch, its configurations in time order.
-    splits : int
-        Extra pieces of permutations or flows.
-    status : str
-        ``"heuristic"``, or an exact solver's status.
-    dual_bound : float or None
-        A proved lower bound on the optimum, if the scheduler has one.
-    eps : Demand or None
-        What goes on the fabric's packet switch (hybrid schedulers only).
-    """
-
-    switches: Switches
-    splits: int = 0
-    status: str = "heuristic"
-    dual_bound: float | None = None
-    eps: Demand | None = None
 
 
 #: ``run(demand, fabric, rng, **options)``: the options are the scheduler's declared ones, checked.
