@@ -307,8 +307,9 @@ def warm_up() -> None:
 
     Where ``ocsched warmup`` (or ``make demo``) has filled the kernel cache, the warm-up
     loads them onto their compiled path, which every later call then takes whatever its size:
-    a request is latency, and at n = 64 the interpreted path of small calls makes a schedule
-    about a third slower. Without a filled cache nothing is compiled here (that would hold the
+    a request is latency, and a small call that runs interpreted is slower (a schedule at
+    n = 64 took 3.5 ms against 2.3 ms compiled, in a process that did not know the cache was
+    filled). Without a filled cache nothing is compiled here (that would hold the
     start for a minute); the kernels then follow their usual rule. Either way the replies are
     the same.
     """
