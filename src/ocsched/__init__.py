@@ -13,7 +13,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from ocsched._lazy import lazy_modules
+from ocsched._lazy import lazy_attributes, lazy_modules
 from ocsched._version import __version__
 
 lazy_modules("scipy", "scipy.sparse")
@@ -60,14 +60,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ocsched' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def _shadowing(name: str, module: str, attr: str) -> property:

@@ -18,9 +18,10 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["issparse", "lazy_modules"]
+__all__ = ["issparse", "lazy_attributes", "lazy_modules"]
 
 
 class _StandIn(types.ModuleType):
@@ -80,3 +81,33 @@ def issparse(x: Any) -> bool:
     import scipy.sparse
 
     return bool(scipy.sparse.issparse(x))
+
+
+def lazy_attributes(package: str, table: Mapping[str, tuple[str, str | None]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that imports a name of ``table`` on its first read.
+
+    ``table[name] = (module, attribute)``: the attribute of that module, or the module itself
+    when ``attribute`` is None. The value is then set on ``package``, so later reads cost nothing.
+
+    Examples
+    --------
+    >>> import types, sys
+    >>> sys.modules["demo_pkg"] = pkg = types.ModuleType("demo_pkg")
+    >>> pkg.__getattr__ = lazy_attributes("demo_pkg", {"dumps": ("json", "dumps")})
+    >>> pkg.dumps([1])
+    '[1]'
+    >>> "dumps" in vars(pkg), sys.modules.pop("demo_pkg") is pkg
+    (True, True)
+    """
+
+    def __getattr__(name: str) -> Any:
+        try:
+            module_name, attr = table[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        module = importlib.import_module(module_name)
+        value = module if attr is None else getattr(module, attr)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

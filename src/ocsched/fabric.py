@@ -39,6 +39,7 @@ __all__ = [
     "Switch",
     "SwitchDown",
     "SwitchFailure",
+    "as_fabric",
     "degrade",
 ]
 
@@ -469,3 +470,23 @@ def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:
     if isinstance(failure, SwitchFailure):
         return fabric.with_failures(down=[SwitchDown(failure.switch, failure.at)])
     return fabric.with_failures(failed_links=[LinkDown(failure.port, failure.switch, failure.at)])
+
+
+def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | None = None) -> Fabric:
+    """Return the fabric a function's arguments give: ``fabric=``, or ``switches=`` and ``delta=``.
+
+    The one reading of these three arguments (:func:`~ocsched.schedulers.schedule`, the exact
+    solver, the iteration schedulers, the online plan).
+
+    >>> as_fabric(2, 0.1).size
+    2
+    """
+    if fabric is not None:
+        if switches is not None or delta is not None:
+            raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
+        if not isinstance(fabric, Fabric):
+            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
+        return fabric
+    if switches is None or delta is None:
+        raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
+    return Fabric.uniform(check_switches(switches), check_delta(delta))

@@ -10,19 +10,18 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ocsched._checks import check_delta, check_int, check_switches, check_time_limit
+from ocsched._checks import check_int, check_time_limit
 from ocsched._jit import clock
 from ocsched._types import FloatArray, IntArray
 from ocsched.assign import Assignment, place, place_on_fabric, timeline
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose, spectra_decompose
-from ocsched.errors import InvalidInputError
 from ocsched.exact._highs import _SCALE_TO, _dual, _gap, _status
 from ocsched.exact.columns import Columns, fabric_columns
 from ocsched.exact.milp import solve_milp
 from ocsched.exact.results import ExactResult
 from ocsched.exact.split import optimal_split
-from ocsched.fabric import Fabric
+from ocsched.fabric import Fabric, as_fabric
 from ocsched.improve import improve_on_fabric, improve_schedule
 from ocsched.improve.structure import (
     Piece,
@@ -56,18 +55,6 @@ MAX_EXACT_PORTS = 6
 #: 60 s time limit it replaces on an idle machine. Pass ``node_limit`` (or ``time_limit``) to
 #: :func:`solve_exact` to go further or stop sooner.
 DEFAULT_NODE_LIMIT = 1_000
-
-
-def _fabric(switches: object, delta: object, fabric: Fabric | None) -> Fabric:
-    if fabric is not None:
-        if switches is not None or delta is not None:
-            raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
-        if not isinstance(fabric, Fabric):
-            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
-        return fabric
-    if switches is None or delta is None:
-        raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
-    return Fabric.uniform(check_switches(switches), check_delta(delta))
 
 
 def _end(switches: Switches) -> float:
@@ -210,7 +197,7 @@ def solve_exact(
     # The clock only measures the runtime, and the remaining budget when a time limit is given.
     t_start = clock()
     dem = as_demand(demand)
-    fab = _fabric(switches, delta, fabric)
+    fab = as_fabric(switches, delta, fabric)
     fab.check_ports(dem.n)
     tl = check_time_limit(time_limit)
     nl = None if node_limit is None else check_int(node_limit, "node_limit")

@@ -31,9 +31,9 @@ iterations, :func:`read_trace`), and :mod:`~ocsched.io._files` (limits, atomic w
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ocsched._lazy import lazy_attributes
 from ocsched.io._files import (
     MAX_DENSE_ELEMENTS,
     MAX_DENSE_PORTS,
@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from ocsched.io.exports import EXPORTERS, export, read_export
     from ocsched.io.traces import read_trace
 
+
 # The trace importers and the exporters build on the whole library (schedulers, validators):
 # loaded on first use, so that reading a demand (`ocsched bound`) does not import them.
 _LAZY = {
@@ -85,14 +86,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module_name, attr = _LAZY[name]
-    module = importlib.import_module(module_name)
-    value = module if attr is None else getattr(module, attr)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

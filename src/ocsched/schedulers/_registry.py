@@ -13,9 +13,9 @@ from typing import Literal
 
 import numpy as np
 
-from ocsched._checks import check_delta, check_switches
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
+from ocsched.fabric import as_fabric as as_fabric
 from ocsched.model.result import Result as Result
 from ocsched.model.result import Switches as Switches
 
@@ -215,20 +215,3 @@ def fabric_features(fabric: Fabric) -> set[str]:
     if fabric.eps_rate > 0:
         out.add("eps")
     return out
-
-
-def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | None = None) -> Fabric:
-    """Return the fabric of ``schedule()``'s arguments: ``fabric=``, or ``switches=`` and ``delta=``.
-
-    >>> as_fabric(2, 0.1).size
-    2
-    """
-    if fabric is not None:
-        if switches is not None or delta is not None:
-            raise InvalidInputError("give either `fabric` or `switches` and `delta`, not both")
-        if not isinstance(fabric, Fabric):
-            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
-        return fabric
-    if switches is None or delta is None:
-        raise InvalidInputError("give `switches` and `delta` (or a `fabric`)")
-    return Fabric.uniform(check_switches(switches), check_delta(delta))

@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from ocsched._checks import check_delta, check_switches
+from ocsched._checks import check_switches
 from ocsched.errors import InvalidInputError
-from ocsched.fabric import Fabric, Switch
+from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.sequence.rules import crosses, iteration_switch_violations
 from ocsched.validation import TOL, ValidationReport, Violation, validate
+from ocsched.validation.fabric import real_fabric
 
 #: Kinds the per-phase single-matrix check reports that are checked here on whole timelines (the
 #: delay rule with persistence, down windows, failed links) or once for the schedule (its fabric).
@@ -103,7 +104,7 @@ def validate_iteration(
                 f"is {phase.gap_before!r}",
             )
     own = _own_fabric(schedule)
-    real = _real_fabric(own, fabric, delta)
+    real = real_fabric(own, fabric, delta)
     if real is not None:
         real.check_ports(iteration.n)
     if switches is not None:
@@ -223,19 +224,6 @@ def _own_fabric(schedule: IterationSchedule) -> Fabric:
         return schedule.fabric
     d = schedule.delta
     return Fabric.uniform(max(1, schedule.num_switches), d if np.isfinite(d) and d >= 0 else 0.0)
-
-
-def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fabric | None:
-    if fabric is not None and delta is not None:
-        raise InvalidInputError("give either `fabric` or `delta`, not both")
-    if fabric is not None:
-        if not isinstance(fabric, Fabric):
-            raise InvalidInputError(f"`fabric` must be an ocsched.Fabric; got {type(fabric).__name__}")
-        return fabric
-    if delta is not None:
-        d = check_delta(delta)
-        return Fabric(tuple(Switch(d, x.rate) for x in own.switches), own.down, own.failed_links, own.model)
-    return None
 
 
 def _carried_in(schedule: IterationSchedule, k: int, release: float, fabric: Fabric) -> Schedule | None:

@@ -21,7 +21,7 @@ from ocsched.validation.fabric import (
     _compare,
     _failed_by_switch,
     _own_fabric,
-    _real_fabric,
+    real_fabric,
 )
 
 __all__ = ["ValidationReport", "Violation", "validate"]
@@ -193,7 +193,7 @@ def validate(
         add("switches", f"schedule has {s} switches but the fabric has {switches}")
     own = _own_fabric(schedule, add)
     _check_claims(schedule, own, tol, add)
-    real = _real_fabric(own, fabric, delta)
+    real = real_fabric(own, fabric, delta)
     if fabric is not None:
         fabric.check_ports(dem.n)  # as schedule() does: a caller's fabric naming a port past n is bad input
     if real is not None:

@@ -74,7 +74,11 @@ def _own_fabric(schedule: Schedule, add: Callable[[str, str], None]) -> Fabric:
     return Fabric.uniform(max(1, len(schedule.switches)), d)
 
 
-def _real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fabric | None:
+def real_fabric(own: Fabric, fabric: Fabric | None, delta: float | None) -> Fabric | None:
+    """The fabric a schedule is judged on: ``fabric``, or its own with every delay set to ``delta``.
+
+    None when neither is given (the schedule's own fabric, ``own``, is then the judge).
+    """
     if fabric is not None and delta is not None:
         raise InvalidInputError("give either `fabric` or `delta`, not both")
     if fabric is not None:
