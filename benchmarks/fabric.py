@@ -9,7 +9,7 @@ Run: ``.venv/bin/python benchmarks/fabric.py [--seeds 5] [--part grid,reschedule
   makespan against ``at`` + a fresh spectra-pack schedule of the same residual on the surviving
   switches, and its run time against the original schedule's.
 - partial: the same instances (and a 64-GPU MoE matrix) under the partial model against
-  all-stop, for spectra-pack and spectra-bff.
+  all-stop, for spectra-pack and spectra-partial.
 - v1: every schedule file in tests/data/schedules (written before fabrics) reads back identically.
 
 Validity on random fabrics is a test (tests/test_fabric.py), not a benchmark.
@@ -143,7 +143,7 @@ def partial(fams: dict[str, list[Any]]) -> None:
     print("| family | algorithm | mean gain | worst (partial / all-stop) |")
     print("|---|---|---|---|")
     for name, mats in fams.items():
-        for alg in ("spectra-pack", "spectra-bff"):
+        for alg in ("spectra-pack", "spectra-partial"):
             ratios = []
             for s in SWITCHES:
                 for delta in DELTAS:

@@ -23,7 +23,7 @@ from ocsched import sweep
 CONFIG: dict[str, Any] = {
     "switches": [4, 16],
     "delta": [0.04, 0.08],
-    "algorithms": ["spectra", "spectra-noeq"],
+    "algorithms": ["spectra", "spectra-greedy"],
     "workloads": [{"name": "standard", "label": "Standard n=64", "seeds": 125, "options": {"n": 64}}],
 }
 

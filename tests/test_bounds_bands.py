@@ -98,7 +98,7 @@ def test_left_out_under_partial_reconfiguration(s: int, delta: float) -> None:
     m = generate("moe", gpus=16, rng=0, normalize=True)
     fab = Fabric.uniform(s, delta, model="partial")
     strong = lower_bound(m, fabric=fab, strong=True)
-    for name in ("spectra", "spectra-pack", "spectra-bff"):
+    for name in ("spectra", "spectra-pack", "spectra-partial"):
         assert strong <= ocsched.schedule(m, fabric=fab, algorithm=name).makespan * (1 + 1e-9)
 
 

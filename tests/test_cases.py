@@ -11,7 +11,7 @@ from ocsched.schedulers import SCHEDULERS
 REL = 1e-9  # float slack between a makespan and a hand-derived value
 
 
-# Schedulers that need a fabric feature (spectra-bff: the partial model) run the table on that fabric.
+# Schedulers that need a fabric feature (spectra-partial: the partial model) run the table on that fabric.
 UNIFORM = sorted(a for a, s in SCHEDULERS.items() if not s.requires)
 
 

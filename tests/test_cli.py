@@ -77,11 +77,12 @@ def test_schedule_prints_summary(d3: Path) -> None:
 
 @pytest.mark.parametrize("fname", ["d3.npy", "d3_sparse.npz", "d3_long.csv", "d3.json", "d3_obj.json"])
 def test_schedule_reads_every_format(fname: str) -> None:
-    res = run("schedule", DATA / fname, "-s", "2", "-d", "0.1", "-a", "spectra-noeq")
+    res = run("schedule", DATA / fname, "-s", "2", "-d", "0.1", "-a", "spectra-greedy")
     assert res.exit_code == 0, res.output
     got = table(res.stdout)
-    assert got["algorithm"] == "spectra-noeq"
-    assert got["makespan"] == f"{schedule(D3, switches=2, delta=0.1, algorithm='spectra-noeq').makespan:.6g}"
+    assert got["algorithm"] == "spectra-greedy"
+    want = schedule(D3, switches=2, delta=0.1, algorithm="spectra-greedy").makespan
+    assert got["makespan"] == f"{want:.6g}"
 
 
 def test_schedule_zero_demand_ratio_na(tmp_path: Path) -> None:
@@ -209,14 +210,19 @@ def test_bound(d3: Path) -> None:
 def test_algorithms_lists_every_scheduler() -> None:
     res = run("algorithms")
     assert res.exit_code == 0, res.output
-    lines = [line for line in res.stdout.splitlines() if not line.startswith(" ")]
+    listing, former = res.stdout.rstrip("\n").split("\n\n")
+    lines = [line for line in listing.splitlines() if not line.startswith(" ")]
     names = [line.split()[0] for line in lines]
-    assert "spectra" in names and "spectra-noeq" in names
+    assert "spectra" in names and "spectra-greedy" in names
+    # The renamed schedulers' former names are listed after the table, each with its new name.
+    assert former == (
+        "Former names, still accepted: spectra-noeq (now spectra-greedy), spectra-bff (now spectra-partial)."
+    )
     assert names == list(algorithms())
     for line, desc in zip(lines, algorithms().values(), strict=True):
         assert line.endswith(desc)
     # Each algorithm's options follow it, one indented line each, in the registry's order.
-    shown = [line.split()[1].split("=")[0] for line in res.stdout.splitlines() if line.startswith(" ")]
+    shown = [line.split()[1].split("=")[0] for line in listing.splitlines() if line.startswith(" ")]
     assert shown == [k for s in SCHEDULERS.values() for k in s.options]
     assert "--option node_limit=...  branch-and-bound nodes" in res.stdout
 
@@ -229,7 +235,7 @@ def test_demo_runs_without_arguments() -> None:
     rows = {
         line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("spectra", "baseline"))
     }
-    assert {"spectra", "spectra-noeq"} <= set(rows)
+    assert {"spectra", "spectra-greedy"} <= set(rows)
     assert all(row[5] == "yes" for row in rows.values())  # every schedule validated
     bound_lines = [line for line in out.splitlines() if line.startswith("lower bound")]
     assert len(bound_lines) == 1

@@ -47,7 +47,7 @@ def test_positional_metavars_are_upper_case(command: str) -> None:
 def test_choice_lists_do_not_break_mid_word() -> None:
     text = help_text("schedule")
     # the long algorithm list is in the help column, between words
-    assert "One of: spectra, spectra-noeq" in flat(text)
+    assert "One of: spectra, spectra-greedy" in flat(text)
     for line in text.splitlines():
         assert not re.search(r"\|[a-z]+-$", line.strip(" │")), line
 

@@ -296,13 +296,13 @@ def test_peers_refuse_what_they_cannot_do() -> None:
         schedule(D3, fabric=HETERO, algorithm="naive")
     with pytest.raises(InvalidInputError, match=r"'baseline' does not support failures"):
         schedule(D3, fabric=Fabric.uniform(2, 0.1).with_failures([SwitchDown(0, 1.0)]), algorithm="baseline")
-    with pytest.raises(InvalidInputError, match=r"'spectra-bff' needs a fabric with partial"):
-        schedule(D3, switches=2, delta=0.1, algorithm="spectra-bff")
+    with pytest.raises(InvalidInputError, match=r"'spectra-partial' needs a fabric with partial"):
+        schedule(D3, switches=2, delta=0.1, algorithm="spectra-partial")
 
 
 def test_nothing_runs_on_a_down_switch_or_over_a_failed_link() -> None:
     fab = Fabric.uniform(4, 0.1).with_failures([SwitchDown(1, 0.0)], [LinkDown(0, 0), LinkDown(2, 2)])
-    for alg in ("spectra", "spectra-pack", "spectra-noeq", "eclipse"):
+    for alg in ("spectra", "spectra-pack", "spectra-greedy", "eclipse"):
         s = schedule(D3, fabric=fab, algorithm=alg)
         assert validate(s, D3).ok
         assert s.switches[1] == ()
@@ -368,7 +368,7 @@ def test_schedules_on_random_fabrics_validate_and_beat_no_bound(data: st.DataObj
         [*FABRIC_SCHEDULERS, "baseline"] if fabric_features(fab) <= {"heterogeneous"} else FABRIC_SCHEDULERS
     )
     if fabric_features(fab) == {"partial"}:
-        names = [*names, "spectra-bff"]
+        names = [*names, "spectra-partial"]
     for alg in names:
         s = schedule(m, fabric=fab, algorithm=alg, rng=0)
         r = validate(s, m)
@@ -399,7 +399,7 @@ def test_every_scheduler_at_every_magnitude(algorithm: str, data: st.DataObject)
     scale = data.draw(st.sampled_from(MAGNITUDES))
     dscale = data.draw(st.sampled_from([*MAGNITUDES, 0.0, 10.0 * scale]))
     d = m * scale
-    model = "partial" if algorithm == "spectra-bff" else "all-stop"
+    model = "partial" if algorithm == "spectra-partial" else "all-stop"
     s = schedule(d, fabric=Fabric.uniform(2, dscale, model=model), algorithm=algorithm, rng=0)
     r = validate(s, d)
     assert r.ok, [str(v) for v in r.violations[:3]]
@@ -410,7 +410,7 @@ def test_mixed_real_units_of_a_100_gbps_fabric() -> None:
     rng = np.random.default_rng(1)
     d = rng.random((8, 8)) * 1e-6 * (rng.random((8, 8)) < 0.5)
     np.fill_diagonal(d, 0.0)
-    for alg in ("spectra", "spectra-pack", "baseline", "spectra-noeq"):
+    for alg in ("spectra", "spectra-pack", "baseline", "spectra-greedy"):
         s = schedule(d, fabric=Fabric.from_deltas([1e-5, 1e-5, 2e-5]), algorithm=alg, rng=0)
         assert validate(s, d).ok and s.makespan >= lower_bound(d, fabric=s.on_fabric()) * (1 - 1e-9)
 

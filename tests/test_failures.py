@@ -383,7 +383,7 @@ def _early_failures(seed: int) -> tuple[NDArray[np.float64], Fabric]:
 
 
 @pytest.mark.parametrize("seed", [19, 39, 143, 200])
-@pytest.mark.parametrize("alg", ["spectra", "spectra-noeq", "spectra-pack", "eclipse", "bvn", "solstice"])
+@pytest.mark.parametrize("alg", ["spectra", "spectra-greedy", "spectra-pack", "eclipse", "bvn", "solstice"])
 def test_no_unproved_infeasible_error_where_another_scheduler_succeeds(seed: int, alg: str) -> None:
     # Each of these raised "no placement found (none proved impossible)" from some schedulers
     # while others scheduled validly; an unproved failure now falls back to the others.

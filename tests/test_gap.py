@@ -70,7 +70,7 @@ def test_gap_command_prints_table() -> None:
     names = header.split()
     # Every heuristic has two columns: h/exact and h/LB (the best bound), side by side.
     assert names.index("spectra/LB") == names.index("spectra/exact") + 1
-    assert "spectra-noeq/exact" in names and "spectra-pack/LB" in names
+    assert "spectra-greedy/exact" in names and "spectra-pack/LB" in names
     rows = [line.split() for line in lines if line.split()[:1] in (["1"], ["2"], ["all"])]
     assert [row[0] for row in rows] == ["1", "2", "all"]
     # Every cell is mean/max with mean <= max; exact/LB >= 1 and spectra/exact >= 1 - RTOL.
@@ -102,7 +102,7 @@ def test_gap_command_standard_with_option() -> None:
         "spectra",
     )
     assert r.exit_code == 0, r.output
-    assert "spectra" in r.stdout and "spectra-noeq" not in r.stdout
+    assert "spectra" in r.stdout and "spectra-greedy" not in r.stdout
 
 
 def test_gap_command_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -321,8 +321,8 @@ def test_scheduler_argument_errors() -> None:
     # Any fabric is scheduled; only a base that cannot run on it is refused, naming the feature.
     with pytest.raises(InvalidInputError, match="base 'naive' does not support heterogeneous"):
         schedule_iteration(it, fabric=Fabric((Switch(0.1), Switch(0.2))), base="naive")
-    with pytest.raises(InvalidInputError, match="base 'spectra-bff' needs a fabric with partial"):
-        schedule_iteration(it, switches=2, delta=0.1, base="spectra-bff")
+    with pytest.raises(InvalidInputError, match="base 'spectra-partial' needs a fabric with partial"):
+        schedule_iteration(it, switches=2, delta=0.1, base="spectra-partial")
     with pytest.raises(InvalidInputError, match="port outside"):
         schedule_iteration(it, fabric=Fabric.uniform(2, 0.1).with_failures(failed_links=[LinkDown(5, 0)]))
     with pytest.raises(InvalidInputError, match="Iteration"):

@@ -152,7 +152,7 @@ def test_fabric_bound_is_the_uniform_one_of_the_demand_over_the_rate(
 def test_bases_refused_only_where_they_cannot_run() -> None:
     with pytest.raises(InvalidInputError, match="base 'naive' does not support failures"):
         schedule_iteration(IT, fabric=FEATURES["down windows"], base="naive")
-    part = schedule_iteration(IT, fabric=FEATURES["partial"], base="spectra-bff")  # a partial-only base
+    part = schedule_iteration(IT, fabric=FEATURES["partial"], base="spectra-partial")  # a partial-only base
     assert validate_iteration(part, IT, fabric=FEATURES["partial"]).ok
     base = schedule_iteration(IT, fabric=FEATURES["per-switch rate"], base="baseline", rng=0)
     assert validate_iteration(base, IT, fabric=FEATURES["per-switch rate"]).ok

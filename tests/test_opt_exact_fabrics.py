@@ -279,4 +279,4 @@ def test_spectra_opt_on_random_fabrics_many(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_exact_on_random_fabrics_many(data: st.DataObject) -> None:
     m, fab = _draw(data, max_n=5, max_switches=4)
-    _check_exact(m, fab, ("spectra", "spectra-pack", "spectra-noeq", "eclipse", "solstice", "bvn"))
+    _check_exact(m, fab, ("spectra", "spectra-pack", "spectra-greedy", "eclipse", "solstice", "bvn"))

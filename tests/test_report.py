@@ -114,7 +114,7 @@ def test_empty_results_raise() -> None:
 CONFIG: dict[str, Any] = {
     "switches": [2, 4],
     "delta": [0.02, 0.08],
-    "algorithms": ["spectra", "spectra-noeq"],
+    "algorithms": ["spectra", "spectra-greedy"],
     "workloads": [
         {"name": "standard", "label": "S", "seeds": 2, "options": {"n": 12, "flows": 4}},
         {
@@ -180,7 +180,7 @@ def test_cli_report(results: Path, tmp_path: Path) -> None:
         "failed",
         "spectra/LB",
         "spectra/best",
-        "spectra-noeq/spectra",
+        "spectra-greedy/spectra",
     ]
     res = runner.invoke(app, ["report", str(results), "--format", "markdown", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
@@ -286,8 +286,8 @@ def test_csv_is_numeric_with_notes_on_stderr(results: Path, tmp_path: Path) -> N
             "spectra/LB_max",
             "spectra/best_mean",
             "spectra/best_max",
-            "spectra-noeq/spectra_mean",
-            "spectra-noeq/spectra_max",
+            "spectra-greedy/spectra_mean",
+            "spectra-greedy/spectra_max",
         ]
         assert all(df[c].dtype.kind == "f" for c in stats) and df["runs"].dtype.kind == "i"
         assert (df["spectra/LB_mean"] <= df["spectra/LB_max"]).all() and (df["spectra/LB_mean"] >= 1).all()
@@ -306,7 +306,7 @@ def io_module() -> Any:
 
 
 def test_figures_for_any_grid_and_every_algorithm(tmp_path: Path) -> None:
-    algs = ["spectra", "spectra-noeq", "baseline", "eclipse", "naive"]
+    algs = ["spectra", "spectra-greedy", "baseline", "eclipse", "naive"]
     cfg = {
         "switches": [2, 8, 32],
         "delta": [0.02, 0.08],

@@ -27,6 +27,7 @@ from ocsched.fabric import Fabric, SwitchFailure  # noqa: E402
 from ocsched.iteration import IterationSchedule  # noqa: E402
 from ocsched.model import Demand, Schedule  # noqa: E402
 from ocsched.reschedule import reschedule  # noqa: E402
+from ocsched.schedulers import ALIASES  # noqa: E402
 from ocsched.sequence import validate_iteration  # noqa: E402
 from ocsched.serve import simai  # noqa: E402
 from ocsched.workloads import generate  # noqa: E402
@@ -145,6 +146,22 @@ def test_schedule_is_the_library_schedule(client: httpx.Client) -> None:
     assert validate(sched, m, switches=4, delta=0.04).ok
     ref = schedule(m, switches=4, delta=0.04, rng=0)
     assert without_runtime(got) == without_runtime(json.loads(ref.to_json()))
+
+
+def test_former_scheduler_names_are_accepted(client: httpx.Client) -> None:
+    assert client.get("/v1/algorithms").json()["aliases"] == ALIASES
+    m = generate("standard", n=16, flows=4, rng=2)
+    body = {"demand": m.tolist(), "switches": 3, "delta": 0.04}
+    old = ok(client, "/v1/schedule", {**body, "algorithm": "spectra-noeq"})
+    new = ok(client, "/v1/schedule", {**body, "algorithm": "spectra-greedy"})
+    assert old["algorithm"] == "spectra-greedy" and without_runtime(old) == without_runtime(new)
+    r = post(client, "/v1/schedule", {**body, "algorithm": "spectra-nope"})
+    assert r.status_code == 422 and "spectra-nope" in r.text
+    groups = {"dpCommDomain": [[0, 1, 2, 3]], "commDomainVolume": 4000}
+    flows = [
+        ok(client, "/api/oxc/alltoall", {**groups, "algName": a}) for a in ("spectra-noeq", "spectra-greedy")
+    ]
+    assert flows[0] == flows[1]
 
 
 def test_demand_forms_agree(client: httpx.Client) -> None:

@@ -29,7 +29,7 @@ pytest.importorskip("pyarrow")
 CONFIG: dict[str, Any] = {
     "switches": [2, 4],
     "delta": [0.02, 0.08],
-    "algorithms": ["spectra", "spectra-noeq"],
+    "algorithms": ["spectra", "spectra-greedy"],
     "workloads": [
         {"name": "standard", "label": "S", "seeds": 3, "options": {"n": 12, "flows": 4}},
         {
@@ -101,7 +101,7 @@ def test_keys_are_stable_and_independent_of_grid_order() -> None:
     changed = [
         sweep.RunSpec(**{**spec.__dict__, "seed": spec.seed + 1}),
         sweep.RunSpec(**{**spec.__dict__, "delta": spec.delta * 2}),
-        sweep.RunSpec(**{**spec.__dict__, "algorithm": "spectra-noeq"}),
+        sweep.RunSpec(**{**spec.__dict__, "algorithm": "spectra-greedy"}),
         sweep.RunSpec(**{**spec.__dict__, "options": '{"n": 13}'}),
     ]
     assert len({spec.key, *(c.key for c in changed)}) == 5
@@ -160,7 +160,7 @@ def test_presets_expand() -> None:
         pytest.skip("peer algorithms not available")
     paper = sweep.expand(sweep.load_config("paper"))
     assert {r.switches for r in paper} == {4, 16}
-    assert {r.algorithm for r in paper} >= {"spectra", "spectra-noeq", "baseline", "eclipse"}
+    assert {r.algorithm for r in paper} >= {"spectra", "spectra-greedy", "baseline", "eclipse"}
     assert {r.label for r in paper} >= {"GPT32", "GPT64", "GPT128", "MoE8", "MoE64", "MoE128"}
     std = {r.seed for r in paper if r.family == "Standard"}
     assert std == set(range(50))
@@ -849,12 +849,12 @@ FABRICS: dict[str, Any] = {
             "label": "S",
             "seeds": 2,
             "options": {"n": 10, "flows": 3},
-            "algorithms": ["spectra-bff"],
+            "algorithms": ["spectra-partial"],
             "fabrics": [PARTIAL],
         },
     ],
 }
-N_FABRIC_RUNS = 2 * 2 * 2 + 2  # seeds x algs x fabrics + seeds x spectra-bff
+N_FABRIC_RUNS = 2 * 2 * 2 + 2  # seeds x algs x fabrics + seeds x spectra-partial
 
 
 def _digest(keys: list[str]) -> str:
@@ -883,7 +883,7 @@ def test_fabric_rows_are_valid_and_match_direct_calls(tmp_path: Path) -> None:
     assert {r["algorithm"] for r in rows if r["fabric"] == "partial"} == {
         "spectra",
         "spectra-pack",
-        "spectra-bff",
+        "spectra-partial",
     }
     fabrics = {
         name: ocsched.Fabric.from_dict({k: v for k, v in f.items() if k != "name"})
@@ -943,8 +943,8 @@ def test_fabric_toml_path_is_read_relative_to_the_config(tmp_path: Path) -> None
             r"it does not support partial \(it supports: heterogeneous\)$",
         ),
         (
-            {"algorithms": ["spectra-bff"], "fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]},
-            r"^`workloads\[0\]`: algorithm 'spectra-bff' cannot run on fabric '2 switches, delta 0.1': "
+            {"algorithms": ["spectra-partial"], "fabrics": [{"switches": [{"delta": 0.1, "count": 2}]}]},
+            r"^`workloads\[0\]`: algorithm 'spectra-partial' cannot run on fabric '2 switches, delta 0.1': "
             r"it needs partial",
         ),
         ({"fabrics": [MIXED, {**PARTIAL, "name": "mixed"}]}, r"two different fabrics are named 'mixed'"),
@@ -980,7 +980,7 @@ def test_cli_sweep_on_fabrics_end_to_end(tmp_path: Path) -> None:
     assert f"{N_FABRIC_RUNS} runs: 0 already done, {N_FABRIC_RUNS} run now (0 failed)" in res.stdout
     res = _cli("report", out)
     assert res.exit_code == 0, res.output
-    assert "spectra-bff" in res.stdout
+    assert "spectra-partial" in res.stdout
     bad = {**FABRICS, "workloads": [{**FABRICS["workloads"][0], "algorithms": ["baseline"]}]}
     cfg.write_text(_toml(bad))
     err = _one_line_error(_cli("sweep", cfg, "--out", tmp_path / "r2"))
@@ -1059,10 +1059,10 @@ def test_iteration_runs_on_fabrics(tmp_path: Path) -> None:
     entry = {
         "name": "moe-iteration",
         "options": {"gpus": 5, "layers": 1},
-        "algorithms": ["spectra-seq", "spectra-seq:spectra-bff"],
+        "algorithms": ["spectra-seq", "spectra-seq:spectra-partial"],
         "fabrics": [mixed, partial],
     }
-    with pytest.raises(InvalidInputError, match="'spectra-bff' cannot run on fabric 'mixed'"):
+    with pytest.raises(InvalidInputError, match="'spectra-partial' cannot run on fabric 'mixed'"):
         sweep.expand({"workloads": [entry]})
     entry["algorithms"] = ["spectra-seq", "independent:spectra-pack"]
     sweep.run_sweep({"workloads": [entry]}, tmp_path / "r", workers=1)
@@ -1094,7 +1094,7 @@ def test_iteration_runs_on_fabrics(tmp_path: Path) -> None:
             },
             "'naive' cannot run on fabric .*: it does not support heterogeneous",
         ),
-        ({"algorithms": ["spectra-seq:spectra-bff"]}, "'spectra-bff' needs a fabric with partial"),
+        ({"algorithms": ["spectra-seq:spectra-partial"]}, "'spectra-partial' needs a fabric with partial"),
         ({"link_gbps": 100}, "link_gbps` is not allowed"),
         ({"options": {"experts": 3, "nope": 1}}, "has no option 'nope'"),
     ],

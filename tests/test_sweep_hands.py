@@ -21,14 +21,14 @@ pytest.importorskip("pyarrow")
 CONFIG: dict[str, Any] = {
     "switches": [2, 4],
     "delta": 0.05,
-    "algorithms": ["spectra", "spectra-noeq"],
+    "algorithms": ["spectra", "spectra-greedy"],
     "workloads": [{"name": "standard", "label": "S", "seeds": 3, "options": {"n": 10, "flows": 3}}],
 }
 N_RUNS = 3 * 2 * 2
 
 TOML = """switches = [2, 4]
 delta = 0.05
-algorithms = ["spectra", "spectra-noeq"]
+algorithms = ["spectra", "spectra-greedy"]
 
 [[workloads]]
 name = "standard"

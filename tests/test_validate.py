@@ -60,7 +60,7 @@ def test_accepts_every_demand_form(demand_form: str) -> None:
 
 
 # The core schedulers; peers and exact solvers have their own test files.
-@pytest.mark.parametrize("algorithm", ["spectra", "spectra-noeq"])
+@pytest.mark.parametrize("algorithm", ["spectra", "spectra-greedy"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize(("n", "s", "delta"), [(2, 1, 0.0), (5, 2, 0.1), (8, 3, 0.02)])
 def test_library_schedules_validate(algorithm: str, seed: int, n: int, s: int, delta: float) -> None:

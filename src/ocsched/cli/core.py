@@ -54,9 +54,9 @@ if TYPE_CHECKING:
 
     AlgorithmName = str
 else:  # typer shows and checks a Literal's values as choices
-    from ocsched.schedulers import SCHEDULERS
+    from ocsched.schedulers import ALIASES, SCHEDULERS
 
-    AlgorithmName = choice_type(SCHEDULERS)
+    AlgorithmName = choice_type([*SCHEDULERS, *ALIASES])
 
 
 def _preload(algorithm: str) -> None:
@@ -325,7 +325,7 @@ def _schedule_iteration(
 @cli_errors
 def algorithms_cmd(as_json: JsonOpt = False) -> None:
     """List the schedulers with one-line descriptions and their options (`--option KEY=VALUE`)."""
-    from ocsched.schedulers import SCHEDULERS, algorithms
+    from ocsched.schedulers import ALIASES, SCHEDULERS, algorithms
 
     algs = algorithms()
     if as_json:
@@ -338,13 +338,15 @@ def algorithms_cmd(as_json: JsonOpt = False) -> None:
             }
             for name, desc in algs.items()
         }
-        emit({"algorithms": facts}, as_json=True)
+        emit({"algorithms": facts, "aliases": ALIASES}, as_json=True)
         return
     width = max(len(k) for k in algs)
     for name, desc in algs.items():
         typer.echo(f"{name:<{width}}  {desc}")
         for key, opt in SCHEDULERS[name].options.items():  # `--option KEY=VALUE`
             typer.echo(f"{'':<{width}}    --option {key}=...  {opt.description} ({opt.summary()})")
+    former = ", ".join(f"{old} (now {new})" for old, new in ALIASES.items())
+    typer.echo(f"\nFormer names, still accepted: {former}.")
 
 
 @app.command("demo")
@@ -404,7 +406,7 @@ def demo_cmd(
     features = fabric_features(fab)
     names = [
         a
-        for a in ("spectra", "spectra-pack", "spectra-noeq", "baseline")
+        for a in ("spectra", "spectra-pack", "spectra-greedy", "baseline")
         if features <= SCHEDULERS[a].supports and SCHEDULERS[a].requires <= features
     ]
     lb = None

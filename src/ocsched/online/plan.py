@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ocsched._checks import check_choice, check_number
+from ocsched._checks import check_number
 from ocsched._jit import clock, compiled_only
 from ocsched._types import FloatArray, IntArray
 from ocsched._version import __version__
@@ -20,7 +20,7 @@ from ocsched.online._bounds import _bound_of, _residual_bound
 from ocsched.online._inputs import _check_limit, _dense
 from ocsched.online._kernels import lit_changes, rebalance, refit, scan, starts_of
 from ocsched.online._lit import _changes, _keys, _keys_of, _remember
-from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, schedule
+from ocsched.schedulers import as_fabric, fabric_features, schedule, scheduler_name
 
 __all__ = ["DEFAULT_MAX_ERROR", "SUPPORTED", "Plan", "plan", "relative_l1"]
 
@@ -470,7 +470,7 @@ def plan(
     True
     """
     fab = as_fabric(switches, delta, fabric)
-    check_choice(algorithm, "algorithm", SCHEDULERS)
+    algorithm = scheduler_name(algorithm)
     err = _check_limit(max_error)
     weight = check_number(recourse, "recourse", low=0.0)
     unsupported = fabric_features(fab) - SUPPORTED

@@ -15,7 +15,7 @@ from ocsched.model import Schedule
 from ocsched.online.plan import DEFAULT_MAX_ERROR, Plan, plan
 from ocsched.online.predict import EMA, Predictor
 from ocsched.online.recourse import recourse
-from ocsched.schedulers import as_fabric
+from ocsched.schedulers import as_fabric, scheduler_name
 
 __all__ = ["OnlineScheduler"]
 
@@ -77,7 +77,7 @@ class OnlineScheduler:
         self.predictor: Predictor = EMA() if predictor is None else predictor
         if not (hasattr(self.predictor, "update") and hasattr(self.predictor, "predict")):
             raise InvalidInputError("`predictor` must have update(actual, layer) and predict(layer)")
-        self.algorithm = algorithm
+        self.algorithm = scheduler_name(algorithm)
         self.max_error = check_number(max_error, "max_error", low=0.0)
         self.recourse = check_number(recourse, "recourse", low=0.0)
         self.plans: dict[Hashable | None, Plan] = {}

@@ -22,7 +22,7 @@ PALETTE = (
 _CHOSEN: dict[str, tuple[str, Any, str]] = {
     "spectra": ("o", "-", PALETTE[0]),
     "spectra-pack": ("h", (0, (8, 2)), PALETTE[4]),
-    "spectra-noeq": ("s", "--", PALETTE[1]),
+    "spectra-greedy": ("s", "--", PALETTE[1]),
     "baseline": ("^", "-.", PALETTE[5]),
     "baseline-eclipse": ("v", ":", PALETTE[2]),
     "eclipse": ("D", (0, (5, 1)), PALETTE[3]),

@@ -65,7 +65,7 @@ EXACT = "exact"
 _LEAD = (
     "spectra",
     "spectra-pack",
-    "spectra-noeq",
+    "spectra-greedy",
     "baseline",
     "baseline-eclipse",
     "eclipse",

@@ -53,6 +53,7 @@ from ocsched.schedulers.ports import EXACT_PORTS_NODES, _exact_ports, _ports
 from ocsched.schedulers.spectra import _OPT_NODES, _PACK, _bff, _opt, pipeline
 
 __all__ = [
+    "ALIASES",
     "FALLBACKS",
     "FEATURES",
     "PORT_FEATURES",
@@ -64,6 +65,7 @@ __all__ = [
     "as_fabric",
     "fabric_features",
     "schedule",
+    "scheduler_name",
     "split_schedule",
 ]
 
@@ -73,7 +75,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         "Spectra: Delta permutations, LP-refit weights, greedy placement, equalization",
         supports=ALL_FEATURES,
     ),
-    "spectra-noeq": Scheduler(
+    "spectra-greedy": Scheduler(
         pipeline("spectra", "greedy"),
         "Spectra without the equalization step (greedy placement only)",
         supports=ALL_FEATURES,
@@ -90,7 +92,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         supports=ALL_FEATURES,
         options={"node_limit": _OPT_NODES},
     ),
-    "spectra-bff": Scheduler(
+    "spectra-partial": Scheduler(
         _bff,
         "Spectra authors' partial-reconfiguration variant: Spectra placement, per-port BFF per switch",
         supports=frozenset({"partial"}),
@@ -179,6 +181,32 @@ SCHEDULERS: dict[str, Scheduler] = {
         supports=frozenset({"eps"}),
     ),
 }
+
+
+#: Former names of schedulers, accepted wherever a scheduler is named (Python, CLI, sweep configs,
+#: the service, schedule files); results record the current name.
+ALIASES: dict[str, str] = {"spectra-noeq": "spectra-greedy", "spectra-bff": "spectra-partial"}
+
+
+def scheduler_name(name: object, argument: str = "algorithm") -> str:
+    """Return the key of :data:`SCHEDULERS` that ``name`` names (itself, or what an alias stands for).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``name`` is no scheduler's name nor an alias; the message names ``argument`` and lists
+        the schedulers.
+
+    Examples
+    --------
+    >>> scheduler_name("spectra-bff"), scheduler_name("spectra")
+    ('spectra-partial', 'spectra')
+    """
+    if isinstance(name, str):
+        name = ALIASES.get(name, name)
+        if name in SCHEDULERS:
+            return name
+    raise InvalidInputError(f"unknown {argument} {name!r}; choose one of {', '.join(SCHEDULERS)}")
 
 
 def algorithms() -> dict[str, str]:
@@ -291,7 +319,8 @@ def schedule(
     fabric : Fabric, optional
         The general form: per-switch delays and rates, failures, the reconfiguration model.
     algorithm : str
-        A key of :data:`SCHEDULERS` (see :func:`algorithms`).
+        A key of :data:`SCHEDULERS` (see :func:`algorithms`) or one of its former names in
+        :data:`ALIASES`; ``Schedule.algorithm`` records the key.
     rng : Generator, int or None
         Seed for randomised algorithms (ignored by deterministic ones).
     options : dict, optional
@@ -330,8 +359,7 @@ def schedule(
     dem = as_demand(demand)
     fab = as_fabric(switches, delta, fabric)
     fab.check_ports(dem.n)
-    if algorithm not in SCHEDULERS:
-        raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(SCHEDULERS)}")
+    algorithm = scheduler_name(algorithm)
     sch = SCHEDULERS[algorithm]
     opts = sch.check_options(algorithm, options)
     if sch.max_ports is not None and dem.n > sch.max_ports:

@@ -164,7 +164,7 @@ class Scheduler:
     supports : frozenset of str
         Fabric features (:data:`FEATURES`) it handles; others are refused with a clear error.
     requires : frozenset of str
-        Fabric features it cannot do without (``spectra-bff`` needs ``"partial"``).
+        Fabric features it cannot do without (``spectra-partial`` needs ``"partial"``).
     options : mapping of str to Option
         The keyword options ``run`` accepts (:func:`schedule`'s ``options=``), with defaults.
     """

@@ -1,8 +1,8 @@
-"""The Spectra family: ``spectra``, ``spectra-noeq``, ``spectra-pack``, ``spectra-opt``, ``spectra-bff``.
+"""The Spectra family: ``spectra``, ``spectra-greedy``, ``-pack``, ``-opt`` and ``-partial``.
 
 :func:`pipeline` (a decomposer, then a placement) is the form of the first three and of the
 peers ``eclipse``, ``solstice`` and ``bvn``; ``spectra-opt`` improves spectra-pack's schedule,
-``spectra-bff`` places Spectra's permutations circuit by circuit under the partial model.
+``spectra-partial`` places Spectra's permutations circuit by circuit under the partial model.
 """
 
 from __future__ import annotations

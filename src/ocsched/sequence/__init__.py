@@ -43,7 +43,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration
 from ocsched.online import plan
-from ocsched.schedulers import PORT_FEATURES, SCHEDULERS, as_fabric, fabric_features
+from ocsched.schedulers import PORT_FEATURES, SCHEDULERS, as_fabric, fabric_features, scheduler_name
 from ocsched.sequence._common import FITTED, RngLike, Tagged, demand_key
 from ocsched.sequence.bounds import iteration_lower_bound
 from ocsched.sequence.fabric_bound import fabric_iteration_lower_bound
@@ -177,7 +177,8 @@ def schedule_iteration(
         A key of :data:`ITERATION_SCHEDULERS`; ``"spectra-seq"``, the best, by default.
     base : str
         The single-matrix scheduler each phase starts from (a key of
-        :data:`ocsched.schedulers.SCHEDULERS`).
+        :data:`ocsched.schedulers.SCHEDULERS`, or a former name in
+        :data:`~ocsched.schedulers.ALIASES`).
     rng : Generator, int or None
         Seed for a randomised base. With an int or None, equal phases get equal base schedules,
         and ``spectra-seq`` is never later than ``independent`` with the same seed.
@@ -261,7 +262,7 @@ def schedule_iteration(
     fab = as_fabric(switches, delta, fabric)
     fab.check_ports(iteration.n)
     check_choice(algorithm, "algorithm", ITERATION_SCHEDULERS)
-    check_choice(base, "base", SCHEDULERS)
+    base = scheduler_name(base, "base")
     _check_base(base, fab, iteration.n)
     t0 = clock()
     fitted, modes = _fitted(iteration, predicted, fab, base)

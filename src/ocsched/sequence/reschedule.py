@@ -16,7 +16,7 @@ from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
 from ocsched.iteration import Iteration, IterationSchedule, Phase
 from ocsched.model import Configuration, Demand
-from ocsched.schedulers import SCHEDULERS
+from ocsched.schedulers import ALIASES, SCHEDULERS, scheduler_name
 from ocsched.sequence import ITERATION_SCHEDULERS, schedule_iteration
 from ocsched.sequence.validate import validate_iteration
 from ocsched.timing import held_times
@@ -95,6 +95,9 @@ def reschedule_iteration(
     if not isinstance(iteration, Iteration):
         raise InvalidInputError(f"`iteration` must be an Iteration; got {type(iteration).__name__}")
     alg, base_alg = _algorithms(schedule, algorithm, base)
+    old_alg, sep, old_base = schedule.algorithm.partition("/")
+    if old_base in ALIASES:  # a file written before a rename: the result records the current name
+        schedule = dataclasses.replace(schedule, algorithm=old_alg + sep + ALIASES[old_base])
     if isinstance(failure, LinkFailure) and failure.port >= schedule.ports:
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{schedule.ports - 1}")
     fab = schedule.on_fabric()
@@ -132,11 +135,13 @@ def _algorithms(schedule: IterationSchedule, algorithm: str | None, base: str | 
         if algorithm is not None
         else (old_alg if old_alg in ITERATION_SCHEDULERS else "spectra-seq")
     )
-    bas = base if base is not None else (old_base if old_base in SCHEDULERS else "spectra")
+    old_base = ALIASES.get(old_base, old_base)  # a file written before a rename
+    if base is not None:
+        bas = scheduler_name(base, "base")
+    else:
+        bas = old_base if old_base in SCHEDULERS else "spectra"
     if alg not in ITERATION_SCHEDULERS:
         raise InvalidInputError(f"`algorithm` must be one of {', '.join(ITERATION_SCHEDULERS)}; got {alg!r}")
-    if bas not in SCHEDULERS:
-        raise InvalidInputError(f"`base` must be one of {', '.join(SCHEDULERS)}; got {bas!r}")
     return alg, bas
 
 

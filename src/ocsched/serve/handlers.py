@@ -15,7 +15,7 @@ import numpy as np
 
 from ocsched._checks import check_choice
 from ocsched.model.schedule_json import schedule_to_dict
-from ocsched.schedulers import SCHEDULERS
+from ocsched.schedulers import ALIASES, SCHEDULERS
 from ocsched.serve import requests as rq
 from ocsched.serve import simai
 from ocsched.serve.limits import Limits
@@ -41,11 +41,16 @@ def _finite(values: dict[str, float]) -> None:
 
 
 def _algorithm(
-    body: Mapping[str, Any], default: str, choices: Mapping[str, Any], key: str = "algorithm"
+    body: Mapping[str, Any],
+    default: str,
+    choices: Mapping[str, Any],
+    key: str = "algorithm",
+    aliases: Mapping[str, str] | None = None,
 ) -> str:
+    """The key of ``choices`` that ``body[key]`` names (a former name in ``aliases`` read as its key)."""
     name = rq.get_str(body, key, default)
     with rq.field(key):
-        return check_choice(name, key, choices)
+        return check_choice((aliases or {}).get(name, name), key, choices)
 
 
 def schedule(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
@@ -54,7 +59,7 @@ def schedule(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
     from ocsched.validation import validate
 
     rq.only(body, SCHEDULE_KEYS)
-    algorithm = _algorithm(body, "spectra", SCHEDULERS)
+    algorithm = _algorithm(body, "spectra", SCHEDULERS, aliases=ALIASES)
     dem = rq.demand(rq.required(body, "demand"), limits)
     fab = rq.fabric(body, limits)
     seed = rq.seed(body)
@@ -132,7 +137,7 @@ def iteration(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
 
     rq.only(body, ITERATION_KEYS)
     algorithm = _algorithm(body, "spectra-seq", ITERATION_SCHEDULERS)
-    base = _algorithm(body, "spectra", SCHEDULERS, "base")
+    base = _algorithm(body, "spectra", SCHEDULERS, "base", ALIASES)
     it = rq.iteration(rq.required(body, "iteration"), limits)
     fab = rq.fabric(body, limits)
     with rq.field("iteration"), np.errstate(over="ignore", invalid="ignore"):
@@ -145,11 +150,16 @@ def iteration(body: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
 
 
 def algorithms() -> dict[str, Any]:
-    """``GET /v1/algorithms``: the schedulers, the iteration schedulers and SimAI's ``algName`` values."""
+    """``GET /v1/algorithms``: schedulers, their former names, iteration schedulers, SimAI's ``algName``."""
     from ocsched.schedulers import algorithms as single
     from ocsched.sequence import iteration_algorithms
 
-    return {"schedulers": single(), "iteration": iteration_algorithms(), "simai": simai.algorithms()}
+    return {
+        "schedulers": single(),
+        "aliases": dict(ALIASES),
+        "iteration": iteration_algorithms(),
+        "simai": simai.algorithms(),
+    }
 
 
 #: The POST endpoints under ``/v1``.

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from ocsched.fabric import Fabric
 from ocsched.model import Demand, Schedule
-from ocsched.schedulers import SCHEDULERS, schedule
+from ocsched.schedulers import ALIASES, SCHEDULERS, schedule
 from ocsched.serve.limits import Limits
 from ocsched.serve.requests import RequestError, field, only
 from ocsched.validation import validate
@@ -120,6 +120,7 @@ def parse(collective: str, body: Mapping[str, Any], limits: Limits) -> Request:
             f"`commDomainVolume` must be a whole number of bytes >= 0; got {volume!r}",
         )
     alg = body.get("algName", RING)
+    alg = ALIASES.get(alg, alg) if isinstance(alg, str) else alg
     if alg not in algorithms():
         raise RequestError(
             422, "algName", f"unknown `algName` {alg!r}; choose one of {', '.join(algorithms())}"

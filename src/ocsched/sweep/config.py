@@ -5,7 +5,7 @@ reconfiguration delays ``delta`` and algorithms::
 
     switches = [4, 16]
     delta = [0.01, 0.04]
-    algorithms = ["spectra", "spectra-noeq"]
+    algorithms = ["spectra", "spectra-greedy"]
     normalized = true            # divide each matrix by its largest line sum (default true; or `normalize`)
 
     [[workloads]]
@@ -74,7 +74,7 @@ from typing import Any
 from ocsched._checks import check_bool, check_int, check_number
 from ocsched._limits import MAX_RUNS as MAX_RUNS
 from ocsched.errors import InvalidInputError
-from ocsched.schedulers import SCHEDULERS
+from ocsched.schedulers import scheduler_name
 from ocsched.sweep._config_values import _as_list, _check_scalar, _file_digest, _files, _table
 from ocsched.sweep.results import RunSpec
 from ocsched.sweep.settings import (
@@ -303,12 +303,11 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                 room=MAX_RUNS - len(runs),
             )
             continue
-        algs = [str(a) for a in _as_list(get("algorithms", ["spectra"]), f"{where}.algorithms")]
-        for a in algs:
-            if a not in SCHEDULERS:
-                raise InvalidInputError(
-                    f"`{where}`: unknown algorithm {a!r}; choose one of {', '.join(SCHEDULERS)}"
-                )
+        try:  # a former name runs (and is stored) as the scheduler it names now
+            given = _as_list(get("algorithms", ["spectra"]), f"{where}.algorithms")
+            algs = [scheduler_name(a) for a in given]
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"`{where}`: {exc}") from None
         settings = _settings(entry, config, where, base, named, algs, algs)
         normalized = check_bool(get("normalized", True), f"{where}.normalized")
         if "path" in entry:

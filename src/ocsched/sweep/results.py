@@ -24,6 +24,7 @@ import numpy as np
 from ocsched._extras import missing_extra
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
+from ocsched.schedulers import ALIASES
 
 __all__ = [
     "IDENTITY_COLUMNS",
@@ -163,6 +164,8 @@ class RunSpec:
         """
         fields = asdict(self)
         del fields["source"]
+        # The keys predate the scheduler renames: hash the name the scheduler had then.
+        fields["algorithm"] = algorithm_name(self.algorithm, _FORMER)
         if self.fabric_spec is None:  # the keys of switches x delta grids predate fabrics
             del fields["fabric"], fields["fabric_spec"]
         if self.input_sha256 is None:  # ... and those of generated matrices predate file digests
@@ -292,6 +295,21 @@ def match_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (*(row[c] for c in MATCH_COLUMNS), *ident, opts)
 
 
+_FORMER = {new: old for old, new in ALIASES.items()}
+
+
+def algorithm_name(name: str, names: Mapping[str, str] = ALIASES) -> str:
+    """A run's algorithm (``"scheduler"`` or ``"iteration-scheduler:base"``), each part renamed by ``names``.
+
+    By default a former scheduler name (:data:`~ocsched.schedulers.ALIASES`) becomes the current one.
+
+    >>> algorithm_name("spectra-bff"), algorithm_name("independent:spectra-noeq")
+    ('spectra-partial', 'independent:spectra-greedy')
+    """
+    alg, sep, base = name.partition(":")
+    return names.get(alg, alg) + sep + names.get(base, base)
+
+
 def dedupe(table: Any) -> Any:
     """Keep the first row of each key (two writers into one folder must not double-count)."""
     keys = table.column("key").to_pylist()
@@ -411,6 +429,12 @@ def conform(table: Any, what: str) -> Any:
     span = table.filter(table.column("ok")).column("makespan")
     if span.null_count or pc.all(pc.is_finite(span)).as_py() is False:
         raise InvalidInputError(f"{what}: a run marked ok has no finite makespan: not sweep results")
+    # Rows stored before a scheduler was renamed name it by its alias: read them by the current name.
+    k = table.column_names.index("algorithm")
+    names = table.column(k).to_pylist()
+    current = [algorithm_name(a) for a in names]
+    if current != names:
+        table = table.set_column(k, table.field(k), pa.array(current, table.field(k).type))
     return table
 
 

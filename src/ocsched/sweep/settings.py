@@ -18,7 +18,7 @@ from ocsched._checks import check_delta, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.io import read_fabric
-from ocsched.schedulers import SCHEDULERS, fabric_features
+from ocsched.schedulers import ALIASES, SCHEDULERS, fabric_features
 from ocsched.sequence import ITERATION_SCHEDULERS
 from ocsched.sweep._config_values import _as_list, _switch_counts
 
@@ -104,11 +104,13 @@ def _check_runs_on(algorithm: str, fab: Fabric, name: str, where: str) -> None:
 def iteration_algorithm(name: str, where: str = "algorithms") -> tuple[str, str]:
     """Split an iteration run's algorithm ``"scheduler[:base]"`` into (scheduler, base scheduler).
 
+    A former base name (:data:`~ocsched.schedulers.ALIASES`) gives the current one.
+
     >>> iteration_algorithm("spectra-seq"), iteration_algorithm("independent:spectra-pack")
     (('spectra-seq', 'spectra'), ('independent', 'spectra-pack'))
     """
     alg, _, base = str(name).partition(":")
-    base = base or "spectra"
+    base = ALIASES.get(base, base or "spectra")
     if alg not in ITERATION_SCHEDULERS or base not in SCHEDULERS:
         raise InvalidInputError(
             f"`{where}`: {name!r} is not an iteration algorithm; give one of "
@@ -140,9 +142,11 @@ def _iteration_entry(
             f"`{where}.normalized` must be false for an iteration workload (its gaps share the demand's unit)"
         )
     algs = _as_list(entry.get("algorithms", list(ITERATION_ALGORITHMS)), f"{where}.algorithms")
-    bases = [iteration_algorithm(a, f"{where}.algorithms")[1] for a in algs]
+    parsed = [iteration_algorithm(a, f"{where}.algorithms") for a in algs]
+    # A former base name runs (and is stored) as the scheduler it names now.
+    names = [it if ":" not in str(a) else f"{it}:{b}" for a, (it, b) in zip(algs, parsed, strict=True)]
     # Iterations schedule circuits only (see ocsched.sequence): a packet switch is refused here.
-    return _settings(entry, config, where, base, named, [str(a) for a in algs], bases, frozenset({"eps"}))
+    return _settings(entry, config, where, base, named, names, [b for _, b in parsed], frozenset({"eps"}))
 
 
 def _settings(
