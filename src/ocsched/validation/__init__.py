@@ -226,15 +226,21 @@ def validate(
             if f is not checked:
                 continue
             rate = checked.switches[b].rate
-            for t, h in zip(confs, held, strict=True):
-                ok = (t[3] >= 0) & (t[3] < n) & (t[2] < n) & (t[2] >= 0)
-                flat.append(t[2][ok] * n + t[3][ok])
+            # One-way circuits: the switch's pieces at once, in the same order as one by one.
+            pieces = (
+                [(t[2], t[3], h) for t, h in zip(confs, held, strict=True)]
+                if checked.switches[b].bidirectional
+                else [(_joined(confs, 2), _joined(confs, 3), np.concatenate([np.zeros(0), *held]))]
+            )
+            for ins, outs, h in pieces:
+                ok = (outs >= 0) & (outs < n) & (ins < n) & (ins >= 0)
+                flat.append(ins[ok] * n + outs[ok])
                 served_by.append(rate * h[ok])
                 # A piece credited nothing carries no rounding (and must not widen the tolerance).
                 rates.append(np.where(h[ok] > 0, rate, 0.0))
                 if checked.switches[b].bidirectional:  # the same circuit carries j -> i
-                    back = ok & (t[2] != t[3])
-                    flat.append(t[3][back] * n + t[2][back])
+                    back = ok & (ins != outs)
+                    flat.append(outs[back] * n + ins[back])
                     served_by.append(rate * h[back])
                     rates.append(np.where(h[back] > 0, rate, 0.0))
     if schedule.eps is not None:
@@ -243,6 +249,13 @@ def validate(
     if n == dem.n and dem.nnz:
         max_short = _check_served(schedule, dem, flat, served_by, rates, tol, add)
     return ValidationReport(out, schedule.makespan, max_short)
+
+
+def _joined(
+    confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]], k: int
+) -> NDArray[np.int64]:
+    """Field ``k`` (2: inputs, 3: outputs) of every configuration, one after another."""
+    return np.concatenate([np.zeros(0, np.int64), *(t[k] for t in confs)])
 
 
 def _check_configurations(
