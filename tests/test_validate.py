@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -241,3 +242,34 @@ def test_fabric_delta_overrides_the_claimed_one() -> None:
     assert [v.kind for v in r.violations] == ["delta", "timing"]
     with pytest.raises(InvalidInputError, match="delta"):
         validate(s, d, delta=-1.0)
+
+
+def test_violations_are_listed_switch_by_switch_in_order() -> None:
+    """Each switch's configuration checks, then its timing, switch after switch (the checks of
+    every switch run at once; the report keeps this order, also across kinds of switches)."""
+    from ocsched import Fabric, Switch
+
+    bad_ports = conf(0.5, 1.0, [1, 1, -1])  # output 1 twice
+    early = conf(1.6, 1.0, [1, 2, 0])  # 0.1 after the previous end: delta is 0.5
+    sched = Schedule(
+        ports=3,
+        delta=0.5,
+        switches=((bad_ports, early), (conf(0.5, 1.0, [2, 2, -1]),), (conf(-1.0, 1.0, [1, 2, 0]),)),
+        algorithm="hand",
+        fabric=Fabric((Switch(0.5), Switch(0.5, bidirectional=True, ports_per_endpoint=2), Switch(0.5))),
+    )
+    got = [(v.kind, v.message.split(":")[0]) for v in validate(sched, D3).violations if v.kind != "unserved"]
+    assert got == [
+        ("matching", "switch 0 configuration 0"),
+        ("timing", "switch 0 configuration 1"),
+        ("timing", "switch 2 configuration 0"),
+    ]
+    # The bidirectional switch with 2 ports per endpoint allows [2, 2, -1]; a plain one does not.
+    plain = dataclasses.replace(sched, fabric=Fabric((Switch(0.5), Switch(0.5), Switch(0.5))))
+    got = [(v.kind, v.message.split(":")[0]) for v in validate(plain, D3).violations if v.kind != "unserved"]
+    assert got == [
+        ("matching", "switch 0 configuration 0"),
+        ("timing", "switch 0 configuration 1"),
+        ("matching", "switch 1 configuration 0"),
+        ("timing", "switch 2 configuration 0"),
+    ]

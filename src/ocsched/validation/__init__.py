@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ocsched._checks import check_int, check_number, check_switches
 from ocsched.errors import InvalidInputError, InvalidScheduleError
-from ocsched.fabric import Fabric, Switch
+from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.timing import check_switch
 from ocsched.validation.fabric import (
@@ -206,9 +206,11 @@ def validate(
     flat: list[NDArray[np.int64]] = []
     served_by: list[NDArray[np.float64]] = []
     rates: list[NDArray[np.float64]] = []
-    for b, sw in enumerate(schedule.switches):
-        confs = [_as_tuple(c) for c in sw]
-        _check_configurations(b, sw, confs, n, add, own.switches[b] if b < own.size else None)
+    tuples = [[_as_tuple(c) for c in sw] for sw in schedule.switches]
+    matching = _matching_messages(schedule.switches, tuples, n, own)
+    for b, confs in enumerate(tuples):
+        for kind, msg in matching[b]:
+            add(kind, msg)
         for f, fails in zip(fabrics, failed, strict=True):
             label = "" if f is own else "on the given fabric: "
             if b >= f.size:
@@ -258,22 +260,45 @@ def _joined(
     return np.concatenate([np.zeros(0, np.int64), *(t[k] for t in confs)])
 
 
-def _check_configurations(
-    b: int,
-    sw: tuple[Configuration, ...],
-    confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]],
+def _matching_messages(
+    switches: tuple[tuple[Configuration, ...], ...],
+    tuples: list[list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]]],
     n: int,
-    add: Callable[[str, str], None],
-    switch: Switch | None = None,
-) -> None:
-    """Report each configuration of switch ``b`` with non-finite times, a negative duration or a
-    circuit set that is not a matching on ``n`` ports (vectorised; the messages in order).
+    own: Fabric,
+) -> list[list[tuple[str, str]]]:
+    """Per switch, the messages for each configuration with non-finite times, a negative duration
+    or a circuit set that is not a matching on ``n`` ports, in configuration order.
 
-    On a ``switch`` with k ports per endpoint an endpoint may be the input of k circuits and the
-    output of k; on a bidirectional one it may be an end of k circuits, either side counted."""
+    On a switch with k ports per endpoint an endpoint may be the input of k circuits and the
+    output of k; on a bidirectional one it may be an end of k circuits, either side counted.
+    Vectorised over every switch of the same kind at once (one pass for most fabrics)."""
+    out: list[list[tuple[str, str]]] = [[] for _ in switches]
+    kinds: dict[tuple[int, bool], list[int]] = {}
+    for b in range(len(switches)):
+        switch = own.switches[b] if b < own.size else None
+        key = (1, False) if switch is None else (switch.ports_per_endpoint, switch.bidirectional)
+        kinds.setdefault(key, []).append(b)
+    for (cap, both), members in kinds.items():
+        where = [(b, j) for b in members for j in range(len(switches[b]))]
+        if not where:
+            continue
+        confs = [t for b in members for t in tuples[b]]
+        _flag_configurations([switches[b][j] for b, j in where], confs, where, n, cap, both, out)
+    return out
+
+
+def _flag_configurations(
+    sw: list[Configuration],
+    confs: list[tuple[float, float, NDArray[np.int64], NDArray[np.int64]]],
+    where: list[tuple[int, int]],
+    n: int,
+    cap: int,
+    both: bool,
+    out: list[list[tuple[str, str]]],
+) -> None:
+    """The messages of :func:`_matching_messages` for configurations ``sw`` (``where[g]`` is the
+    switch and index of ``sw[g]``), ``cap`` ports per endpoint, ``both``: bidirectional."""
     k = len(sw)
-    if not k:
-        return
     start = np.array([t[0] for t in confs], dtype=np.float64)
     duration = np.array([t[1] for t in confs], dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # an end past the float range is inf: reported
@@ -281,13 +306,9 @@ def _check_configurations(
     width = np.array([c.ports == n for c in sw], dtype=bool)
     sizes = np.array([t[2].size for t in confs], dtype=np.int64)
     owner = np.repeat(np.arange(k), sizes)
-    empty = np.zeros(0, np.int64)
-    ins = np.concatenate([empty, *(t[2] for t in confs)])
-    outs = np.concatenate([empty, *(t[3] for t in confs)])
+    ins, outs = _joined(confs, 2), _joined(confs, 3)
     stray = (ins < 0) | (ins >= n) | (outs < 0) | (outs >= n)
     out_of_range = np.bincount(owner[stray], minlength=k) > 0
-    cap = 1 if switch is None else switch.ports_per_endpoint
-    both = switch is not None and switch.bidirectional
     if both:  # either end of a circuit takes one of the endpoint's ports
         twice = {
             "input": _first_repeat(np.concatenate([owner, owner]), np.concatenate([ins, outs]), k, cap),
@@ -298,32 +319,32 @@ def _check_configurations(
     flagged = (
         ~finite | (duration < 0) | ~width | out_of_range | (twice["input"] >= 0) | (twice["output"] >= 0)
     )
-    for j in np.flatnonzero(flagged).tolist():
-        c = sw[j]
-        where = f"switch {b} configuration {j}"
-        if not finite[j]:
-            add("duration", f"{where}: start {c.start} / duration {c.duration} / end {c.end} not finite")
+    for g in np.flatnonzero(flagged).tolist():
+        c = sw[g]
+        b, j = where[g]
+        add = out[b].append
+        at = f"switch {b} configuration {j}"
+        if not finite[g]:
+            add(("duration", f"{at}: start {c.start} / duration {c.duration} / end {c.end} not finite"))
             continue
-        if duration[j] < 0:
-            add("duration", f"{where}: negative duration {c.duration}")
-        if not width[j]:
-            add("matching", f"{where}: permutation has {c.ports} ports, expected {n}")
+        if duration[g] < 0:
+            add(("duration", f"{at}: negative duration {c.duration}"))
+        if not width[g]:
+            add(("matching", f"{at}: permutation has {c.ports} ports, expected {n}"))
             continue
-        if out_of_range[j]:
-            add("matching", f"{where}: port out of range 0..{n - 1}")
+        if out_of_range[g]:
+            add(("matching", f"{at}: port out of range 0..{n - 1}"))
             continue
         for side in ("input", "output"):
-            if twice[side][j] < 0:
+            if twice[side][g] < 0:
                 continue
-            p = int(twice[side][j])
+            p = int(twice[side][g])
             if both:
-                add(
-                    "matching", f"{where}: port {p} ends more than {cap} bidirectional circuits ({cap} ports)"
-                )
+                add(("matching", f"{at}: port {p} ends more than {cap} bidirectional circuits ({cap} ports)"))
             elif cap > 1:
-                add("matching", f"{where}: {side} port {p} used by more than {cap} circuits ({cap} ports)")
+                add(("matching", f"{at}: {side} port {p} used by more than {cap} circuits ({cap} ports)"))
             else:
-                add("matching", f"{where}: {side} port {p} used twice")
+                add(("matching", f"{at}: {side} port {p} used twice"))
 
 
 def _first_repeat(
