@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
+import ocsched
 from helpers import conf, run
 from ocsched import io, schedule, validate
 from ocsched.fabric import Fabric
@@ -172,3 +173,16 @@ def test_cli_export_of_a_rate_2_schedule_sums_to_the_demand(tmp_path: Path) -> N
     assert sum(served) == pytest.approx(3.0)
     doc = json.loads(s.read_text())
     assert doc["version"] == 2  # the fabric (and its rates) travel with the schedule
+
+
+def test_slice_fit_moves_past_a_window_ending_just_after_a_slice_boundary() -> None:
+    """A down window ending within 1e-9 (relative) after a slice boundary: the fit once set the
+    configuration's slice to the same value forever (the tolerant rounding stayed in the window)."""
+    from ocsched import Fabric, Switch, SwitchDown
+    from ocsched.io.exports.slices import fit_to_grid
+
+    fab = Fabric((Switch(0.4),), down=(SwitchDown(0, 0.0, 0.3 * (1 + 3e-10)),))
+    sched = ocsched.schedule(np.array([[0, 1.0], [1.0, 0]]), fabric=fab)
+    fitted = fit_to_grid(sched, 0.1)[0]
+    assert ocsched.validate(fitted, np.array([[0, 1.0], [1.0, 0]])).ok
+    assert all(c.start - 0.4 >= 0.3 * (1 + 3e-10) for sw in fitted.switches for c in sw)

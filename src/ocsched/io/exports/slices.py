@@ -60,6 +60,17 @@ def _slices(x: float, t: float) -> int:
     return max(0, math.ceil(q - _EPS * max(1.0, q)))
 
 
+def _first_slice_at(z: float, t: float) -> int:
+    """The first slice starting at or after time ``z``, exactly (no tolerance: a delay placed
+    there never meets a window ending at ``z``, so moving past the window always advances)."""
+    m = math.ceil(z / t)
+    while m * t < z:
+        m += 1
+    while m > 0 and (m - 1) * t >= z:
+        m -= 1
+    return m
+
+
 def _required(
     sched: AnySchedule, fl: Any, demand: Any = None
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -166,7 +177,7 @@ def _lay_out(
                                 raise InvalidInputError(
                                     f"switch {b} is down for good before configuration {k} fits"
                                 )
-                            st = _slices(z, t) + dark[b]
+                            st = _first_slice_at(z, t) + dark[b]  # > st: the loop ends
                             moved = True
                 lo = int(fl.base[b] + fl.offsets[b][k])
                 hi = int(fl.base[b] + fl.offsets[b][k + 1])
