@@ -94,10 +94,10 @@ def reschedule_iteration(
         raise InvalidInputError(f"`schedule` must be an IterationSchedule; got {type(schedule).__name__}")
     if not isinstance(iteration, Iteration):
         raise InvalidInputError(f"`iteration` must be an Iteration; got {type(iteration).__name__}")
-    alg, base_alg = _algorithms(schedule, algorithm, base)
     old_alg, sep, old_base = schedule.algorithm.partition("/")
-    if old_base in ALIASES:  # a file written before a rename: the result records the current name
+    if old_base in ALIASES:  # a file written before a rename: read, and recorded, by the current name
         schedule = dataclasses.replace(schedule, algorithm=old_alg + sep + ALIASES[old_base])
+    alg, base_alg = _algorithms(schedule, algorithm, base)
     if isinstance(failure, LinkFailure) and failure.port >= schedule.ports:
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{schedule.ports - 1}")
     fab = schedule.on_fabric()
@@ -135,7 +135,6 @@ def _algorithms(schedule: IterationSchedule, algorithm: str | None, base: str | 
         if algorithm is not None
         else (old_alg if old_alg in ITERATION_SCHEDULERS else "spectra-seq")
     )
-    old_base = ALIASES.get(old_base, old_base)  # a file written before a rename
     if base is not None:
         bas = scheduler_name(base, "base")
     else:
