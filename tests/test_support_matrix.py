@@ -47,6 +47,11 @@ FABRICS[frozenset({"ports"})] = Fabric((Switch(0.1, ports_per_endpoint=2),) * 3)
 # Every combination of features too: a scheduler must handle them together, not only apart (the
 # partial model is not defined on port-sharing switches, so the port features combine apart).
 FABRICS[frozenset(PORT_FEATURES)] = Fabric((Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3)
+FABRICS[frozenset(PORT_FEATURES | {"failures"})] = Fabric(
+    (Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3,
+    (SwitchDown(1, 0.3, 0.9),),
+    (LinkDown(2, 1), LinkDown(3, 0, 0.5)),
+)
 FABRICS[frozenset({"eps"})] = Fabric.uniform(3, 0.1).with_eps(0.5)
 # The matching features together, then with a packet switch.
 FABRICS[frozenset(FEATURES) - PORT_FEATURES - {"eps"}] = Fabric(
@@ -101,7 +106,7 @@ HEAVY_BASES = {"exact", "spectra-opt", "exact-ports"}
 def _iteration_cells() -> list[object]:
     cells: list[object] = []
     for a, b, f in itertools.product(ITERATION_SCHEDULERS, SCHEDULERS, FABRICS):
-        if not _expected_ok(b, f) or f & PORT_FEATURES or "eps" in f:  # iterations refuse these
+        if not _expected_ok(b, f) or "eps" in f:  # iterations refuse a packet switch
             continue
         marks = [pytest.mark.slow] if b in HEAVY_BASES and f else []
         cells.append(pytest.param(a, b, f, marks=marks, id=f"{a}-{b}-{'+'.join(sorted(f)) or 'plain'}"))
@@ -124,15 +129,6 @@ def test_iteration_base_refuses_what_it_does_not_support(base: str) -> None:
         with pytest.raises(InvalidInputError, match=r"does not support|needs a fabric with") as info:
             schedule_iteration(ITERATION, fabric=FABRICS[features], base=base)
         assert "\n" not in str(info.value)
-
-
-@pytest.mark.parametrize("features", [f for f in FABRICS if f & PORT_FEATURES])
-def test_iterations_refuse_port_fabrics(features: frozenset[str]) -> None:
-    for algorithm in ITERATION_SCHEDULERS:
-        with pytest.raises(InvalidInputError, match="iteration scheduling does not support") as info:
-            schedule_iteration(ITERATION, fabric=FABRICS[features], algorithm=algorithm, base="spectra-ports")
-        assert "\n" not in str(info.value)
-        assert any(f in str(info.value) for f in features & PORT_FEATURES)
 
 
 @pytest.mark.parametrize("base", ["spectra-hybrid", "spectra-pack"])

@@ -47,9 +47,9 @@ def support_table() -> str:
     where it runs only with it (its ``requires``), and ``-`` where it refuses it. Single-matrix
     schedulers serve training iterations as the per-phase ``base`` of an iteration scheduler, on
     the fabrics the base handles; an iteration scheduler runs on every fabric its base handles
-    (``via base``), except bidirectional and multi-port ones, which they refuse.
+    (``via base``), except one with a packet switch, which they refuse.
     """
-    from ocsched.schedulers import FEATURES, PORT_FEATURES, SCHEDULERS
+    from ocsched.schedulers import FEATURES, SCHEDULERS
     from ocsched.sequence import ITERATION_SCHEDULERS
 
     head = ["scheduler", *(FEATURE_LABELS.get(f, f) for f in FEATURES), "training iterations", "what it does"]
@@ -64,7 +64,7 @@ def support_table() -> str:
         rows.append(
             [
                 f"`{name}`",
-                *("-" if f in PORT_FEATURES or f == "eps" else "via `base`" for f in FEATURES),
+                *("-" if f == "eps" else "via `base`" for f in FEATURES),
                 "iteration scheduler",
                 _escape(it.description),
             ]

@@ -17,7 +17,9 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ocsched._checks import check_bool, check_choice, check_delta, check_int, check_number, check_switches
 from ocsched._limits import MAX_DOWN_WINDOWS as MAX_DOWN_WINDOWS
@@ -26,6 +28,9 @@ from ocsched._limits import MAX_PORTS_PER_ENDPOINT as MAX_PORTS_PER_ENDPOINT
 from ocsched._limits import MAX_SWITCHES as MAX_SWITCHES
 from ocsched.errors import InvalidInputError
 from ocsched.timing.models import RECONFIGURATIONS, Reconfiguration, reconfiguration
+
+if TYPE_CHECKING:
+    from ocsched.model import Configuration
 
 __all__ = [
     "MAX_DOWN_WINDOWS",
@@ -434,6 +439,10 @@ class SwitchFailure:
         object.__setattr__(self, "switch", check_int(self.switch, "failed switch", minimum=0))
         object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
 
+    def stops(self, conf: Configuration) -> bool:
+        """Whether ``conf``, running on the failed switch at the failure, must stop then: always."""
+        return True
+
 
 @dataclass(frozen=True)
 class LinkFailure:
@@ -451,6 +460,17 @@ class LinkFailure:
         object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
         object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
         object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
+
+    def stops(self, conf: Configuration) -> bool:
+        """Whether ``conf``, running on the failed switch at the failure, must stop then: if it uses the port.
+
+        >>> from ocsched.model import Configuration
+        >>> c = Configuration.from_circuits(0.0, 1.0, [(0, 1)], ports=3)
+        >>> LinkFailure(1, 0, 0.5).stops(c), LinkFailure(2, 0, 0.5).stops(c)
+        (True, False)
+        """
+        ins, outs = conf.circuit_arrays()
+        return bool(np.any(ins[outs >= 0] == self.port) or np.any(outs == self.port))
 
 
 def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:

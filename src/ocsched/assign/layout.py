@@ -20,7 +20,7 @@ from ocsched.decompose import Decomposition
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
-from ocsched.timing import lay_out_windows, partial_starts
+from ocsched.timing import lay_out_windows, partial_starts, time_to_serve
 
 
 def order_for_partial(pieces: list[tuple[int, float]], perms: NDArray[np.int64]) -> list[tuple[int, float]]:
@@ -98,7 +98,7 @@ def timeline_on(
             k = sum(1 for l, _ in arranged if view.deadline(l, b) < np.inf)
             arranged = arranged[:k] + order_for_partial(arranged[k:], perms)
         pieces = base if arranged is None else arranged  # None: the validator will say why
-        durs = [w / r for _, w in pieces]
+        durs = [time_to_serve(w, r) for _, w in pieces]
         confs: list[Configuration] = []
         if fabric.reconfiguration.keeps_circuits and not wins:
             circ = []
@@ -167,7 +167,7 @@ def _async_timeline(
         (ins,) = np.nonzero(perms[l] >= 0)
         for i in ins.tolist():
             j = int(perms[l][i])
-            dur = float(share[l, i]) * w / rate
+            dur = time_to_serve(float(share[l, i]) * w, rate)
             if dur <= 0:
                 continue
             need[(i, j)] = need.get((i, j), 0.0) + dur

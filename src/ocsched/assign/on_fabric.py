@@ -23,7 +23,7 @@ from ocsched.assign.uniform import Assignment
 from ocsched.decompose import Decomposition
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.fabric import Fabric
-from ocsched.timing import lay_out_windows
+from ocsched.timing import lay_out_windows, time_to_serve
 
 Pieces = list[tuple[int, float]]
 
@@ -123,10 +123,11 @@ class _View:
     def ends(self, b: int, pieces: Pieces) -> list[float] | None:
         """All-stop end of each piece on switch b in this order; None if windows leave work unserved."""
         d, r = float(self.delta[b]), float(self.rate[b])
-        segs = lay_out_windows([w / r for _, w in pieces], d, self.windows[b], t0=float(self.start[b]))
+        durs = [time_to_serve(w, r) for _, w in pieces]
+        segs = lay_out_windows(durs, d, self.windows[b], t0=float(self.start[b]))
         out = []
-        for (_, w), sg in zip(pieces, segs, strict=True):
-            if sum(x for _, x in sg) < (w / r) * (1 - 1e-12) or not sg:
+        for t, sg in zip(durs, segs, strict=True):
+            if sum(x for _, x in sg) < t * (1 - 1e-12) or not sg:
                 return None
             out.append(max(a + x for a, x in sg))
         return out

@@ -135,6 +135,43 @@ def presolve_cover(inc: sp.csr_array, b: FloatArray) -> tuple[FloatArray, IntArr
     return lb, need.astype(np.int64)
 
 
+def cover_by_latest(
+    inc: sp.csr_array, values: FloatArray, load: sp.csr_array, offsets: FloatArray
+) -> FloatArray | None:
+    """Solve min T s.t. ``inc @ x >= values``, ``load @ x - T <= -offsets``, ``x >= 0``, exactly covered.
+
+    One LP (HiGHS) scaled by the largest value (its tolerances are absolute, 1e-7, so demands
+    of 1e-18 or 1e15 would otherwise be all round-off or all error), with the exact presolve of
+    :func:`presolve_cover` (only the entries on several columns that the single-column lower
+    bounds do not already cover go to HiGHS), then :func:`cover_exactly`. Every entry must lie
+    on some column with a coefficient of at least 1. None if the LP fails.
+
+    >>> inc = sp.csr_array(np.array([[1.0, 1.0]]))
+    >>> cover_by_latest(inc, np.array([3.0]), sp.csr_array(np.eye(2)), np.array([0.0, 1.0])).tolist()
+    [2.0, 1.0]
+    """
+    from scipy.optimize import linprog
+
+    m = inc.shape[1]
+    scale = float(values.max())
+    b = values / scale
+    lb, need = presolve_cover(inc, b)
+    # Variables: x (m), then T.
+    cover = sp.hstack([-inc[need], sp.csr_array((need.size, 1))])
+    rows = sp.hstack([load, sp.csr_array(-np.ones((load.shape[0], 1)))])
+    a_ub = sp.vstack([cover, rows]).tocsr()
+    b_ub = np.concatenate([-b[need], -offsets / scale])
+    c = np.zeros(m + 1)
+    c[-1] = 1.0
+    bounds = np.column_stack([np.append(lb, 0.0), np.full(m + 1, np.inf)])
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")  # type: ignore[call-overload]
+    if res.status != 0 or res.x is None:
+        return None
+    x = np.maximum(np.asarray(res.x[:m], dtype=np.float64), lb) * scale
+    # Exact coverage: each short entry lengthens its longest serving column by the shortfall.
+    return cover_exactly(inc, x, values)
+
+
 def refit_weights(
     demand: Demand,
     perms: IntArray,

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from ocsched._types import FloatArray, IntArray
 from ocsched.assign import PLACEMENTS, Assignment, loads, place_on_fabric, timeline
 from ocsched.decompose import decompose
-from ocsched.decompose._common import cover_exactly, incidence, presolve_cover
+from ocsched.decompose._common import cover_by_latest, incidence
 from ocsched.decompose._grouped import grouped_decompose
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
@@ -99,37 +99,15 @@ def refit_pieces(
     >>> refit_pieces(d, np.array([[1, 0]]), np.array([0, 0]), np.array([0, 1]), 2, 0.5).tolist()
     [1.0, 1.0]
     """
-    from scipy.optimize import linprog
-
     np_ = piece_perm.size
     if np_ == 0:
         return None
     inc = incidence(demand, perms)[:, piece_perm].tocsr()  # entry x piece
     if (np.asarray(inc.sum(axis=1)).ravel() == 0).any():
         return None
-    # Solve in units of the largest entry: HiGHS's tolerances are absolute (1e-7), so demands of
-    # 1e-18 or 1e15 would otherwise be all round-off or all error.
-    scale = float(demand.values.max())
-    b = demand.values / scale
-    # Exact presolve (as in refit_weights): only the entries on several pieces that the
-    # single-piece lower bounds do not already cover go to HiGHS.
-    lb, need = presolve_cover(inc, b)
-    # Variables: x_p (np_), then T.
-    cover = sp.hstack([-inc[need], sp.csr_array((need.size, 1))])
     on_sw = sp.csr_array((np.ones(np_), (piece_switch, np.arange(np_))), shape=(switches, np_))
-    load = sp.hstack([on_sw, sp.csr_array(-np.ones((switches, 1)))])
     counts = np.bincount(piece_switch, minlength=switches).astype(np.float64)
-    a_ub = sp.vstack([cover, load]).tocsr()
-    b_ub = np.concatenate([-b[need], -delta * counts / scale])
-    c = np.zeros(np_ + 1)
-    c[-1] = 1.0
-    bounds = np.column_stack([np.append(lb, 0.0), np.full(np_ + 1, np.inf)])
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")  # type: ignore[call-overload]
-    if res.status != 0 or res.x is None:
-        return None
-    x = np.maximum(np.asarray(res.x[:np_], dtype=np.float64), lb) * scale
-    # Exact coverage: each short entry lengthens its longest serving piece by the shortfall.
-    return cover_exactly(inc, x, demand.values)
+    return cover_by_latest(inc, demand.values, on_sw, delta * counts)
 
 
 def balance_whole(

@@ -11,12 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._extras import install_hint
+from ocsched.assign.served import served_per_circuit
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.io._files import write_atomic, write_text
 from ocsched.iteration import IterationSchedule
-from ocsched.model import Configuration, Schedule
-from ocsched.timing import held_times
+from ocsched.model import Schedule
 
 #: Columns of a circuit table (:func:`circuit_table`), one row per circuit of every configuration.
 CIRCUIT_COLUMNS = ("switch", "start", "end", "src", "dst", "served")
@@ -46,29 +46,6 @@ def schedule_fabric(schedule: Schedule | IterationSchedule) -> Fabric:
     if not isinstance(fab, Fabric) or fab.size != s:
         fab = Fabric.uniform(s, schedule.delta if np.isfinite(schedule.delta) else 0.0)
     return fab
-
-
-def served_per_circuit(
-    confs: Sequence[Configuration], fabric: Fabric, switch: int
-) -> list[NDArray[np.float64]]:
-    """Return, per configuration of ``switch``, the demand each circuit serves (in its circuit order).
-
-    Served is the switch's rate times the time the circuit is credited with
-    (:func:`ocsched.timing.held_times`, the function the validator uses): the configuration's
-    duration, plus, under the partial model, the gap before it for a circuit kept from the
-    previous configuration; time lit while the switch is down or the circuit's link has failed
-    is not credited.
-    """
-    rate = fabric.switches[switch].rate
-    tuples = []
-    for c in confs:
-        ins, outs = c.circuit_arrays()
-        keep = outs >= 0
-        tuples.append((c.start, c.duration, ins[keep], outs[keep]))
-    held = held_times(
-        tuples, model=fabric.model, windows=fabric.windows(switch), failed_ports=fabric.failed_ports(switch)
-    )
-    return [rate * h for h in held]
 
 
 def circuit_table(schedule: Schedule | IterationSchedule) -> dict[str, NDArray[Any]]:

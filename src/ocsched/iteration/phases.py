@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
@@ -33,7 +32,7 @@ def persists(previous: Configuration | None, conf: Configuration) -> bool:
     >>> persists(a, b), persists(None, b)
     (True, False)
     """
-    return previous is not None and np.array_equal(previous.perm, conf.perm)
+    return previous is not None and previous.same_circuits(conf)
 
 
 def start_after(previous: Configuration | None, conf: Configuration, delta: float) -> float:
@@ -127,6 +126,7 @@ class Iteration:
     ) -> Iteration:
         """Build an iteration from matrices (a K x n x n array or a list), one gap each or one for all.
 
+        >>> import numpy as np
         >>> Iteration.from_matrices(np.zeros((3, 2, 2)), gaps=0.1).total_gap
         0.30000000000000004
         """

@@ -132,6 +132,47 @@ class Configuration:
             perm[int(i)] = int(j)
         return cls(float(start), float(duration), _frozen(perm))
 
+    def at(self, start: float, duration: float | None = None) -> Configuration:
+        """The same circuits (dense or sparse, as here) from ``start``, for ``duration`` (default: its own).
+
+        >>> c = Configuration.from_circuits(0.1, 0.5, [(0, 1)], ports=2).at(2.0)
+        >>> c.start, c.duration, c.circuits
+        (2.0, 0.5, [(0, 1)])
+        """
+        length = self.duration if duration is None else duration
+        if self._perm is not None:
+            return Configuration(start, length, self._perm)
+        c = Configuration(start, length, cast(IntArray, None))
+        for name in ("_ins", "_outs", "_ports"):
+            object.__setattr__(c, name, getattr(self, name))
+        return c
+
+    def circuit_key(self) -> bytes:
+        """The circuits as bytes, equal for equal circuit sets whether dense or sparse.
+
+        >>> a = Configuration.from_circuits(0.0, 1.0, [(0, 1), (1, 0)], ports=3)
+        >>> b = Configuration.sparse(5.0, 2.0, np.array([1, 0]), np.array([0, 1]), ports=3)
+        >>> a.circuit_key() == b.circuit_key()
+        True
+        """
+        i, j = self.circuit_arrays()
+        keep = j >= 0
+        code = i[keep] * (self.ports + 1) + j[keep]  # (input, output) in one sortable integer
+        if self._perm is None and code.size > 1 and bool((code[1:] < code[:-1]).any()):
+            code = np.sort(code)  # several circuits per input, stored in the given order
+        return self.ports.to_bytes(8, "little") + np.ascontiguousarray(code, dtype=np.int64).tobytes()
+
+    def same_circuits(self, other: Configuration) -> bool:
+        """True if both hold the same circuits on the same ports (whatever their times).
+
+        >>> a = Configuration.from_circuits(0.0, 1.0, [(0, 1)], ports=2)
+        >>> a.same_circuits(a.at(3.0)), a.same_circuits(Configuration.from_circuits(0, 1, [(1, 0)], ports=2))
+        (True, False)
+        """
+        if self._perm is not None and other._perm is not None:  # dense: the common case, no copies
+            return bool(np.array_equal(self._perm, other._perm))
+        return self.circuit_key() == other.circuit_key()
+
     @property
     def end(self) -> float:
         """``start + duration``."""

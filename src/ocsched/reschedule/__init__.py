@@ -23,10 +23,11 @@ from ocsched._jit import clock
 from ocsched._types import FloatArray
 from ocsched._version import __version__
 from ocsched.assign import PLACEMENTS, _identical_live, place_on_fabric
+from ocsched.assign.hold import hold_lengths
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError, InvalidScheduleError
-from ocsched.fabric import Fabric, LinkFailure, SwitchFailure, degrade
+from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule, as_demand
 from ocsched.reschedule._remainder import (
@@ -38,6 +39,7 @@ from ocsched.reschedule._remainder import (
     _residual,
     _split_any,
 )
+from ocsched.schedulers import SCHEDULERS
 from ocsched.sequence.reschedule import reschedule_iteration
 from ocsched.validation import validate
 
@@ -92,7 +94,10 @@ def reschedule(
     its first new configuration starts a delay later). No new decomposition is needed, so this
     costs a fraction of scheduling from scratch. If the pieces fall short of the residual
     (under the partial model the dropped schedule's kept circuits also served in its gaps), the
-    residual is decomposed afresh with Spectra.
+    residual is decomposed afresh with Spectra. On bidirectional or multi-port switches, whose
+    configurations are b-matchings, the residual (each circuit credited both ways on
+    bidirectional switches) is scheduled by ``spectra-ports`` on the degraded fabric, each
+    switch busy until it stops following the old schedule.
 
     Parameters
     ----------
@@ -103,7 +108,8 @@ def reschedule(
     failure : SwitchFailure or LinkFailure
         What fails, and when.
     placement : str
-        A key of :data:`~ocsched.assign.PLACEMENTS` for the residual.
+        A key of :data:`~ocsched.assign.PLACEMENTS` for the residual (``"pack"`` only on
+        bidirectional or multi-port switches).
 
     Returns
     -------
@@ -145,8 +151,12 @@ def reschedule(
     if dem.n != schedule.ports:
         raise InvalidInputError(f"`demand` is {dem.n} x {dem.n} but the schedule has {schedule.ports} ports")
     fab = schedule.on_fabric()
-    if not all(x.is_plain for x in fab.switches):  # the residual is re-placed as matchings
-        raise InvalidInputError("reschedule does not support bidirectional or multi-port (ports > 1) fabrics")
+    ports = not all(x.is_plain for x in fab.switches)  # b-matchings: the residual goes to spectra-ports
+    if ports and placement != "pack":
+        raise InvalidInputError(
+            f"placement {placement!r} places permutations on one-port directed switches; on bidirectional "
+            "or multi-port ones the rest is scheduled by spectra-ports (placement 'pack')"
+        )
     if isinstance(failure, LinkFailure) and failure.port >= dem.n:
         raise InvalidInputError(f"failed link port {failure.port} is outside 0..{dem.n - 1}")
     degraded = degrade(fab, failure)
@@ -165,9 +175,12 @@ def reschedule(
         if cut.tobytes() in seen:
             continue  # the same cuts as a policy tried (nothing runs at the failure)
         seen.add(cut.tobytes())
-        if best is not None and _bound(schedule, dem, degraded, failure, cut) > best.makespan:
+        if best is not None and not ports and _bound(schedule, dem, degraded, failure, cut) > best.makespan:
             continue
-        out = _repair(schedule, dem, fab, degraded, failure, cut, placement, t_start)
+        if ports:
+            out = _repair_ports(schedule, dem, degraded, failure, cut, t_start)
+        else:
+            out = _repair(schedule, dem, fab, degraded, failure, cut, placement, t_start)
         rank = POLICIES.index(policy)
         if best is None or (out.makespan, rank) < (best.makespan, best_rank):
             best, best_rank = out, rank
@@ -229,13 +242,6 @@ def _bound(
     return math.inf
 
 
-def _hit(c: Configuration, failure: SwitchFailure | LinkFailure) -> bool:
-    """Whether configuration ``c`` (on the failed switch) must stop at the failure."""
-    if isinstance(failure, SwitchFailure):
-        return True
-    return bool(failure.port in c.perm or c.perm[failure.port] >= 0)
-
-
 def _cuts(schedule: Schedule, failure: SwitchFailure | LinkFailure, policy: str) -> FloatArray:
     """Per switch, when it stops following ``schedule`` (inf: never; what runs then is cut there).
 
@@ -247,7 +253,7 @@ def _cuts(schedule: Schedule, failure: SwitchFailure | LinkFailure, policy: str)
     for b, sw in enumerate(schedule.switches):
         running = [c for c in sw if c.start < at < c.end]
         if b == failure.switch:
-            if running and not _hit(running[0], failure):
+            if running and not failure.stops(running[0]):
                 out[b] = running[0].end
             continue
         if policy == "keep":
@@ -305,6 +311,50 @@ def _repair(
     if merged is not None:
         alt = _assemble(schedule, merged[0], merged[1], degraded, dem, failure, splits, t_start)
         if alt.makespan <= out.makespan:
+            out = alt
+    return out
+
+
+def _repair_ports(
+    schedule: Schedule,
+    dem: Demand,
+    degraded: Fabric,
+    failure: SwitchFailure | LinkFailure,
+    cut: FloatArray,
+    t_start: float,
+) -> Schedule:
+    """:func:`_repair` on bidirectional or multi-port switches: the residual scheduled afresh.
+
+    Its configurations are b-matchings, so the residual (what the kept part leaves, each circuit
+    credited both ways on bidirectional switches) is scheduled by spectra-ports on the degraded
+    fabric with each switch busy until it stops following the old schedule (down from 0 until
+    then: its first new configuration starts a delay later), or, if that ends later, served by
+    the other switches holding their last configurations longer
+    (:func:`~ocsched.assign.hold.hold_lengths`: no reconfiguration, where those circuits cover it).
+    """
+    at = float(failure.at)
+    kept = _kept(schedule, cut, failure, degraded.model)
+    residual = _residual(dem, kept, degraded)
+    new: tuple[tuple[Configuration, ...], ...] = tuple(() for _ in kept)
+    if not residual.nnz:
+        return _assemble(schedule, kept, new, degraded, dem, failure, 0, t_start)
+    free = [max([at] + [c.end for c in sw]) for sw in kept]
+    busy = degraded.with_failures(down=[SwitchDown(b, 0.0, t) for b, t in enumerate(free) if t > 0.0])
+    res = SCHEDULERS["spectra-ports"].run(residual, busy, None)
+    out = _assemble(schedule, kept, res.switches, degraded, dem, failure, res.splits, t_start)
+    # Or no reconfiguration at all: the other switches hold what they run last for longer, where
+    # those circuits serve every entry left (kept only if valid there: windows may interfere).
+    holders = [b for b, sw in enumerate(kept) if sw and b != failure.switch and sw[-1].end >= at]
+    last = [kept[b][-1] for b in holders]
+    hold = hold_lengths(
+        residual, last, [degraded.switches[b] for b in holders], np.array([c.end for c in last])
+    )
+    if hold is not None:
+        longer = [list(sw) for sw in kept]
+        for b, c, x in zip(holders, last, hold.tolist(), strict=True):
+            longer[b][-1] = c.at(c.start, c.duration + x)
+        alt = _assemble(schedule, longer, new, degraded, dem, failure, 0, t_start)
+        if alt.makespan < out.makespan and validate(alt, dem).ok:
             out = alt
     return out
 

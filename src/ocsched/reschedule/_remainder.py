@@ -18,35 +18,21 @@ from numpy.typing import NDArray
 
 from ocsched._types import FloatArray, IntArray
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
+from ocsched.assign.served import served_amounts
 from ocsched.decompose import Decomposition
 from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
 from ocsched.model import Configuration, Demand, Schedule
-from ocsched.timing import held_times, reconfiguration
+from ocsched.timing import reconfiguration
 
 log = logging.getLogger("ocsched.reschedule")
 
 
 def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> Demand:
     """Demand not yet served by the kept configurations (crumbs below 1e-12 of the line dropped)."""
-    n = dem.n
-    keys, amounts = [], []
-    for b, sw in enumerate(kept):
-        confs_b = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
-        windows = fabric.windows(b)
-        for t, h in zip(confs_b, held_times(confs_b, model=fabric.model, windows=windows), strict=True):
-            keys.append(t[2] * n + t[3])
-            amounts.append(fabric.rates[b] * h)
-    served = np.zeros(dem.nnz)
-    want = dem.rows * n + dem.cols
-    if keys and want.size:
-        key, amount = np.concatenate(keys), np.concatenate(amounts)
-        pos = np.minimum(np.searchsorted(want, key), want.size - 1)
-        hit = want[pos] == key
-        np.add.at(served, pos[hit], amount[hit])
-    short = dem.values - served
+    short = dem.values - served_amounts(dem, kept, fabric)
     line = np.maximum(dem.row_sums()[dem.rows], dem.col_sums()[dem.cols])
     on = short > 1e-12 * line
-    return Demand(n, dem.rows[on], dem.cols[on], short[on])
+    return Demand(dem.n, dem.rows[on], dem.cols[on], short[on])
 
 
 def _without_port(c: Configuration, port: int) -> NDArray[np.int64]:
@@ -97,7 +83,7 @@ def _kept(
             if c.end <= at:
                 mine.append(c)
             elif c.start < at:
-                mine.append(Configuration(c.start, at - c.start, c.perm))
+                mine.append(c.at(c.start, at - c.start))
                 if isinstance(failure, LinkFailure) and b == failure.switch and _split(c, at, failure, model):
                     mine.append(Configuration(at, c.end - at, _without_port(c, failure.port)))
         out.append(mine)

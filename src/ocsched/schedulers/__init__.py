@@ -67,6 +67,7 @@ __all__ = [
     "schedule",
     "scheduler_name",
     "split_schedule",
+    "supporting",
 ]
 
 SCHEDULERS: dict[str, Scheduler] = {
@@ -126,8 +127,9 @@ SCHEDULERS: dict[str, Scheduler] = {
     "spectra-ports": Scheduler(
         _ports,
         "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
-        "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model",
-        supports=PORT_FEATURES,
+        "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model; "
+        "around down windows and failed links",
+        supports=PORT_FEATURES | {"failures"},
     ),
     "exact-ports": Scheduler(
         _exact_ports,
@@ -216,6 +218,17 @@ def algorithms() -> dict[str, str]:
     True
     """
     return {k: a.description for k, a in SCHEDULERS.items()}
+
+
+def supporting(fabric: Fabric) -> list[str]:
+    """Return the schedulers that run on ``fabric`` (it has every feature they need, they support all it has).
+
+    >>> from ocsched.fabric import Switch
+    >>> supporting(Fabric((Switch(0.1, bidirectional=True),)))
+    ['spectra-ports', 'exact-ports']
+    """
+    features = fabric_features(fabric)
+    return [k for k, x in SCHEDULERS.items() if features <= x.supports and x.requires <= features]
 
 
 #: Wider demands are scheduled on the sub-matrix of the ports that carry traffic (the schedulers
@@ -371,7 +384,7 @@ def schedule(
         can = ", ".join(sorted(sch.supports)) or "identical all-stop switches without failures only"
         raise InvalidInputError(
             f"algorithm {algorithm!r} does not support {', '.join(sorted(missing))} fabrics "
-            f"(it supports: {can})"
+            f"(it supports: {can}; these do: {', '.join(supporting(fab)) or 'none'})"
         )
     lacking = sch.requires - fabric_features(fab)
     if lacking:

@@ -1,7 +1,8 @@
 """Bidirectional and multi-port switches: ``spectra-ports`` and ``exact-ports``.
 
 A configuration there is a b-matching, not a matching, so only these two schedulers run on such
-fabrics (:data:`~ocsched.schedulers.PORT_FEATURES`).
+fabrics (:data:`~ocsched.schedulers.PORT_FEATURES`); ``spectra-ports`` also around down windows
+and failed links.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import logging
 
 from ocsched.assign.ports import schedule_on_ports
+from ocsched.assign.ports_failures import schedule_on_failing_ports
+from ocsched.errors import InfeasibleError
 from ocsched.exact.ports import solve_ports_exact
-from ocsched.fabric import Fabric
-from ocsched.model import Demand
+from ocsched.fabric import Fabric, Switch
+from ocsched.model import Configuration, Demand
 from ocsched.schedulers._registry import Result, RngLike
+from ocsched.schedulers.spectra import pipeline
 
 __all__ = ["EXACT_PORTS_NODES"]
 
@@ -22,11 +26,44 @@ log = logging.getLogger("ocsched.schedulers")  # the package's logger, as before
 def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     """spectra-ports: b-matchings (Euler-oriented Spectra, grouped) packed on identical switches.
 
-    See :func:`ocsched.assign.ports.schedule_on_ports`; the construction kept is logged.
+    See :func:`ocsched.assign.ports.schedule_on_ports`. With down windows or failed links,
+    :func:`ocsched.assign.ports_failures.schedule_on_failing_ports`, and where a directed
+    permutation is a configuration of the switch (directed, or bidirectional with k >= 2: read
+    as circuits ``{i, P(i)}`` it uses at most 2 ports per endpoint) also spectra-pack on one-port
+    directed switches with the same failures (its failure-aware placement); the earlier end is
+    kept, so it is never worse than that. The construction kept is logged.
     """
-    confs, splits, how = schedule_on_ports(demand, fabric)
+    if not (fabric.down or fabric.failed_links):
+        confs, splits, how = schedule_on_ports(demand, fabric)
+        log.info("spectra-ports: kept the %r construction", how)
+        return Result(confs, splits)
+    found: list[tuple[float, Result, str]] = []
+    error: InfeasibleError | None = None
+    try:
+        confs, splits, how = schedule_on_failing_ports(demand, fabric)
+        found.append((_end(confs), Result(confs, splits), how))
+    except InfeasibleError as e:
+        error = e
+    sw = fabric.switches[0]
+    if not sw.bidirectional or sw.ports_per_endpoint >= 2:
+        one_port = Fabric(
+            (Switch(sw.delta, sw.rate),) * fabric.size, fabric.down, fabric.failed_links, model=fabric.model
+        )
+        try:
+            directed = pipeline("spectra", "pack")(demand, one_port, rng)
+            found.append((_end(directed.switches), directed, "directed one-port"))
+        except InfeasibleError:
+            pass  # its proofs count one port per endpoint: they do not hold here
+    if not found:
+        assert error is not None
+        raise error
+    _, best, how = min(found, key=lambda x: x[0])  # the first on a tie
     log.info("spectra-ports: kept the %r construction", how)
-    return Result(confs, splits)
+    return best
+
+
+def _end(switches: tuple[tuple[Configuration, ...], ...]) -> float:
+    return max((c.end for sw in switches for c in sw), default=0.0)
 
 
 #: Branch-and-bound nodes of exact-ports (work, not time: the same result on any machine).

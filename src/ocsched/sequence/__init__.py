@@ -43,7 +43,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration
 from ocsched.online import plan
-from ocsched.schedulers import PORT_FEATURES, SCHEDULERS, as_fabric, fabric_features, scheduler_name
+from ocsched.schedulers import SCHEDULERS, as_fabric, fabric_features, scheduler_name, supporting
 from ocsched.sequence._common import FITTED, RngLike, Tagged, demand_key
 from ocsched.sequence.bounds import iteration_lower_bound
 from ocsched.sequence.fabric_bound import fabric_iteration_lower_bound
@@ -131,18 +131,12 @@ def _check_base(base: str, fabric: Fabric, n: int) -> None:
             "schedule each phase with ocsched.schedule, or use eps_rate=0"
         )
     features = fabric_features(fabric)
-    ports = sorted(features & PORT_FEATURES)
-    if ports:  # carried circuits and phase layouts are per directed port pair
-        raise InvalidInputError(
-            f"iteration scheduling does not support {', '.join(ports)} fabrics; "
-            "schedule each phase on its own"
-        )
     missing = features - sch.supports
     if missing:
         can = ", ".join(sorted(sch.supports)) or "identical all-stop switches without failures only"
         raise InvalidInputError(
             f"base {base!r} does not support {', '.join(sorted(missing))} fabrics (it supports: {can}); "
-            "choose another `base`"
+            f"choose another `base` ({', '.join(supporting(fabric)) or 'none'} do)"
         )
     lacking = sch.requires - features
     if lacking:
@@ -240,11 +234,14 @@ def schedule_iteration(
     ``spectra-seq`` keeps per phase the earliest-ending of ``independent``'s configurations of
     the phase (so it is never later), the base schedule from its own release, and that schedule
     with timelines moved between interchangeable switches to the one holding their first
-    permutation; each switch's timeline then starts as early as its fabric's rule and
-    persistence allow (delays hidden in gaps and idle time, checked configuration by
-    configuration). On identical switches (any rate, either model) the uniform walk above also
-    runs (all-stop, on the demands over the rate), and the earlier iteration is kept if it avoids
-    the fabric's down windows and failed links.
+    permutation, and, where the configurations the switches hold serve every entry of the
+    phase, those held longer (no delay; hold times from one LP); each switch's timeline then
+    starts as early as its fabric's rule and persistence allow (delays hidden in gaps and idle
+    time, checked configuration by configuration). On identical one-port directed switches (any
+    rate, either model) the uniform walk above also runs (all-stop, on the demands over the
+    rate), and the earlier iteration is kept if it avoids the fabric's down windows and failed
+    links. On bidirectional and multi-port switches (``base="spectra-ports"``) a configuration
+    persists when it holds the same circuits.
 
     Examples
     --------

@@ -31,7 +31,7 @@ def relaxed(fabric: Fabric) -> Fabric:
 def fabric_iteration_lower_bound(iteration: Iteration, *, fabric: Fabric) -> float:
     """Return an iteration time that no valid iteration schedule on ``fabric`` can beat.
 
-    On identical all-stop switches of rate r (failures or not),
+    On identical all-stop one-port directed switches of rate r (failures or not),
     :func:`~ocsched.sequence.bounds.iteration_lower_bound` of the demands over r. Otherwise
     ``sum_k g_k`` plus the largest, over partitions of the phases into runs ``[a, b]`` of at most
     :data:`RUN` consecutive phases, of the sum over the runs of ``max(0, LB(D_a + ... + D_b) -
@@ -65,7 +65,11 @@ def fabric_iteration_lower_bound(iteration: Iteration, *, fabric: Fabric) -> flo
     True
     """
     first = fabric.switches[0]
-    if not fabric.reconfiguration.keeps_circuits and all(x == first for x in fabric.switches):
+    if (
+        first.is_plain
+        and not fabric.reconfiguration.keeps_circuits
+        and all(x == first for x in fabric.switches)
+    ):
         scaled = iteration
         if first.rate != 1.0:
             scaled = Iteration(

@@ -28,14 +28,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
+from ocsched.assign.hold import hold_lengths
 from ocsched.fabric import Fabric, LinkDown, SwitchDown
 from ocsched.iteration import Iteration, Phase
 from ocsched.model import Configuration, Demand
 from ocsched.schedulers import SCHEDULERS
-from ocsched.sequence._common import RngLike, Tagged, demand_key, perm_key, tagged_end
+from ocsched.sequence._common import RngLike, Tagged, demand_key, tagged_end
 from ocsched.sequence.rules import iteration_switch_violations
 from ocsched.timing import reconfiguration
 
@@ -91,7 +93,7 @@ class FabricBase:
                 self.cache[key] = rel
         if t0 == 0.0:
             return rel
-        return tuple(tuple(Configuration(t0 + c.start, c.duration, c.perm) for c in sw) for sw in rel)
+        return tuple(tuple(c.at(t0 + c.start) for c in sw) for sw in rel)
 
 
 def independent_on(iteration: Iteration, base: FabricBase) -> Tagged:
@@ -155,7 +157,7 @@ class _State:
             return sorted(out | {max(release, self.delta)})
         out.add(max(release, prev.end + self.delta))
         if not reconfiguration(self.model).keeps_circuits:
-            if np.array_equal(prev.perm, first.perm):
+            if prev.same_circuits(first):
                 out.add(max(release, prev.end))  # persists
         else:  # partial: new circuits wait a delay after their ports' last use
             held = {(i, j) for i, j in zip(*prev.circuit_arrays(), strict=True)}
@@ -205,7 +207,7 @@ class _State:
         first = block[0].start
         for t in self.earliest(block[0], release):
             if t < first:
-                moved = tuple(Configuration(t + (c.start - first), c.duration, c.perm) for c in block)
+                moved = tuple(c.at(t + (c.start - first)) for c in block)
                 if moved[0].start < first and self.ok(moved):
                     return moved
         return block if self.ok(block) else None
@@ -226,7 +228,7 @@ def _back_to_back(block: Sequence[Configuration], order: Sequence[int], delta: f
     t = block[0].start
     for i in order:
         c = block[i]
-        out.append(Configuration(t, c.duration, c.perm))
+        out.append(c.at(t))
         t = t + c.duration + delta
     return tuple(out)
 
@@ -244,10 +246,10 @@ def _relabelled(
             h = states[b].last
             if h is None:
                 continue
-            key = perm_key(h.perm)
-            match = next((j for j in free if perm_key(blocks[j][0].perm) == key), None)
+            key = h.circuit_key()
+            match = next((j for j in free if blocks[j][0].circuit_key() == key), None)
             if match is None and _simple(states[b]):
-                match = next((j for j in free if any(perm_key(c.perm) == key for c in blocks[j])), None)
+                match = next((j for j in free if any(c.circuit_key() == key for c in blocks[j])), None)
             if match is not None:
                 free.remove(match)
                 plan[b] = blocks[match]
@@ -279,12 +281,31 @@ def _simple(state: _State) -> bool:
 def _reordered(block: Block, state: _State, following: set[bytes]) -> Block:
     """The held permutation first (it persists), one the next phase uses last, the rest largest first."""
     idx = sorted(range(len(block)), key=lambda i: -block[i].duration)
-    held = None if state.last is None else perm_key(state.last.perm)
-    head = [i for i in idx if perm_key(block[i].perm) == held][:1]
+    held = None if state.last is None else state.last.circuit_key()
+    head = [i for i in idx if block[i].circuit_key() == held][:1]
     idx = [i for i in idx if i not in head]
-    tail = [i for i in idx if perm_key(block[i].perm) in following][:1]
+    tail = [i for i in idx if block[i].circuit_key() in following][:1]
     idx = [i for i in idx if i not in tail]
     return _back_to_back(block, head + idx + tail, state.delta)
+
+
+def _held(demand: Demand, states: list[_State], release: float, fabric: Fabric) -> tuple[Block, ...] | None:
+    """Every switch holding the configuration it ends the previous phase with, long enough to
+    serve the phase (:func:`~ocsched.assign.hold.hold_lengths`; None where those circuits miss
+    an entry). Each hold persists (no delay): where many circuits per endpoint cover every pair
+    (a TPU pod's 96 ports per cube), consecutive phases then run on the same circuits.
+    """
+    holders = [b for b, st in enumerate(states) if st.last is not None]
+    confs = [cast(Configuration, states[b].last) for b in holders]
+    starts = np.array([max(release, c.end) for c in confs])
+    hold = hold_lengths(demand, confs, [fabric.switches[b] for b in holders], starts)
+    if hold is None:
+        return None
+    out: list[Block] = [() for _ in states]
+    for b, c, t, x in zip(holders, confs, starts.tolist(), hold.tolist(), strict=True):
+        if x > 0:
+            out[b] = (c.at(t, x),)
+    return tuple(out)
 
 
 def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
@@ -310,11 +331,14 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
         if k + 1 < len(phases) and any(_simple(st) for st in states) and seen_from(fabric, release) == fabric:
             # What the next phase's base uses (the same from any release here, and cached for it):
             # which permutation to end with, for ordering only.
-            following = {perm_key(c.perm) for sw in base(phases[k + 1].demand, release) for c in sw}
+            following = {c.circuit_key() for sw in base(phases[k + 1].demand, release) for c in sw}
         options = [own]
         moved = _relabelled(own, states, classes, following) if classes else None
         if moved is not None:
             options.append(moved)
+        held = _held(phase.demand, states, release, fabric)
+        if held is not None:
+            options.append(held)
         options.append(ind_blocks[k])
         best: tuple[Block, ...] | None = None
         best_end = math.inf
@@ -338,15 +362,15 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
 
 
 def uniform_twin(fabric: Fabric) -> tuple[Fabric, float] | None:
-    """``(Fabric.uniform(s, delta), rate)`` for identical switches (any model), else None.
+    """``(Fabric.uniform(s, delta), rate)`` for identical one-port directed switches (any model), else None.
 
     Without down windows and failed links a schedule valid on the twin for the demands over
     ``rate`` is valid on the fabric: each configuration serves ``rate`` times as much, and an
     all-stop schedule is a partial one. With them it is valid where it avoids them
     (:func:`avoids`).
     """
-    if len(set(fabric.switches)) != 1:
-        return None
+    if len(set(fabric.switches)) != 1 or not fabric.switches[0].is_plain:
+        return None  # differing switches, or b-matchings the uniform walk does not know
     sw = fabric.switches[0]
     return Fabric.uniform(fabric.size, sw.delta), sw.rate
 

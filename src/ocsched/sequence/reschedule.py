@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from ocsched._jit import clock
+from ocsched.assign.served import served_amounts
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
 from ocsched.iteration import Iteration, IterationSchedule, Phase
@@ -19,7 +18,6 @@ from ocsched.model import Configuration, Demand
 from ocsched.schedulers import ALIASES, SCHEDULERS, scheduler_name
 from ocsched.sequence import ITERATION_SCHEDULERS, schedule_iteration
 from ocsched.sequence.validate import validate_iteration
-from ocsched.timing import held_times
 
 __all__ = ["reschedule_iteration"]
 
@@ -144,14 +142,6 @@ def _algorithms(schedule: IterationSchedule, algorithm: str | None, base: str | 
     return alg, bas
 
 
-def _hit(c: Configuration, failure: SwitchFailure | LinkFailure) -> bool:
-    """Whether the failure stops configuration ``c`` of the failed switch."""
-    if isinstance(failure, SwitchFailure):
-        return True
-    ins, outs = c.circuit_arrays()
-    return bool(np.any(ins == failure.port) or np.any(outs == failure.port))
-
-
 def _cut(c: Configuration, end: float) -> Configuration:
     """``c`` ending at ``end`` instead."""
     ins, outs = c.circuit_arrays()
@@ -177,7 +167,7 @@ def _repair(
         stop = at
         if policy == "finish":
             running = [c for c in sw if c.start < at < c.end]
-            if running and not (b == failure.switch and _hit(running[0], failure)):
+            if running and not (b == failure.switch and failure.stops(running[0])):
                 stop = running[0].end
         confs, phases = [], []
         for c, p in zip(sw, ph, strict=True):
@@ -296,22 +286,10 @@ def _residual(
     its links working (the all-stop credit): under the partial model a kept circuit may have
     served more, so the residual is never too small, and the rest never serves too little.
     """
-    n = demand.n
-    served = np.zeros(n * n)
-    for b, (sw, ph) in enumerate(zip(kept, tags, strict=True)):
-        confs = [c for c, p in zip(sw, ph, strict=True) if p == phase]
-        if not confs:
-            continue
-        tuples = []
-        for c in confs:
-            ins, outs = c.circuit_arrays()
-            keep = outs >= 0
-            tuples.append((c.start, c.duration, ins[keep], outs[keep]))
-        held = held_times(tuples, windows=fabric.windows(b), failed_ports=fabric.failed_ports(b))
-        rate = fabric.switches[b].rate
-        for (_, _, ins, outs), h in zip(tuples, held, strict=True):
-            np.add.at(served, ins * n + outs, rate * h)
-    flat = demand.rows * n + demand.cols
-    short = demand.values - served[flat]
+    confs = [
+        [c for c, p in zip(sw, ph, strict=True) if p == phase] for sw, ph in zip(kept, tags, strict=True)
+    ]
+    served = served_amounts(demand, confs, fabric, model="all-stop")
+    short = demand.values - served
     on = short > _RESIDUAL_RTOL * demand.values
-    return Demand(n, demand.rows[on], demand.cols[on], short[on])
+    return Demand(demand.n, demand.rows[on], demand.cols[on], short[on])

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from ocsched.timing.layout import lay_out_windows, partial_starts
 from ocsched.timing.models import ALL_STOP, PARTIAL, RECONFIGURATIONS, Reconfiguration, reconfiguration
 from ocsched.timing.switch import check_switch, held_times, switch_violations
-from ocsched.timing.tolerance import RTOL, slack
+from ocsched.timing.tolerance import RTOL, slack, time_to_serve
 
 __all__ = [
     "ALL_STOP",
@@ -45,6 +45,7 @@ __all__ = [
     "reconfiguration",
     "slack",
     "switch_violations",
+    "time_to_serve",
     "timing_violations",
 ]
 

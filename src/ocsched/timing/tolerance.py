@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from ocsched._types import FloatArray, IntArray
 
-__all__ = ["RTOL", "FloatArray", "IntArray", "SwitchConfs", "slack"]
+__all__ = ["RTOL", "FloatArray", "IntArray", "SwitchConfs", "slack", "time_to_serve"]
 
 # ---------------------------------------------------------------------------------------------------
 # Fabrics: per-switch delay and rate, down windows, failed links, the partial model.
@@ -73,6 +73,28 @@ def slack(delta: float, *times: float, rtol: float = RTOL) -> float:
     """
     finite = [abs(t) for t in times if np.isfinite(t)]
     return rtol * delta + 8.0 * float(np.spacing(max(finite, default=0.0)))
+
+
+def time_to_serve(amount: float, rate: float) -> float:
+    """Return ``amount / rate``: how long a switch of ``rate`` takes to serve ``amount``.
+
+    Where that is below the normal range (subnormal or 0, of an amount that is not 0), it is
+    rounded up until ``rate * time >= amount``: a subnormal amount would otherwise get no time,
+    or lose most of itself, at a rate above 1. Normal times are the plain quotient (within one
+    ulp: the validator's relative tolerance covers it).
+
+    >>> time_to_serve(3.0, 2.0), time_to_serve(5e-324, 2.0) > 0
+    (1.5, True)
+    """
+    t = amount / rate
+    if t < _TINY and amount > 0:
+        while rate * t < amount:
+            t = float(np.nextafter(t, np.inf))
+    return t
+
+
+#: The smallest normal float: below it a quotient loses relative precision.
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 def _ulps(*times: FloatArray) -> FloatArray:
