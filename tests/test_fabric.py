@@ -550,3 +550,15 @@ def test_compiled_repair_on_identical_switches_matches_placement(
         want, want_splits = place_on_fabric(dec, degraded, method=placement, t0=at)
     assert [len(sw) for sw in got] == [len(sw) for sw in want] and splits == want_splits
     assert all(a.same_as(b) for x, y in zip(got, want, strict=True) for a, b in zip(x, y, strict=True))
+
+
+@pytest.mark.parametrize("algorithm", ["spectra", "spectra-pack", "eclipse", "bvn", "solstice"])
+@pytest.mark.parametrize("value", [5e-324, 1.5e-323, 3e-320])
+def test_subnormal_entries_get_their_time_at_any_rate(algorithm: str, value: float) -> None:
+    # At rate 2 a subnormal entry's time value / 2 rounds to 0 (or loses a third of itself):
+    # the schedule must still serve it, so the time is rounded up.
+    d = np.zeros((3, 3))
+    d[2, 0] = value
+    fab = Fabric((Switch(0.0, rate=2.0), Switch(0.5, rate=0.25)))
+    sched = schedule(d, fabric=fab, algorithm=algorithm)
+    assert validate(sched, d).ok, validate(sched, d).violations
