@@ -26,11 +26,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.assign.ports import schedule_on_ports
-from ocsched.assign.served import served_amounts
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
 from ocsched.timing import lay_out_windows
+from ocsched.timing.served import served_amounts
 
 __all__ = ["ROUNDS", "schedule_on_failing_ports"]
 

@@ -11,12 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._extras import install_hint
-from ocsched.assign.served import served_per_circuit
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.io._files import write_atomic, write_text
 from ocsched.iteration import IterationSchedule
 from ocsched.model import Schedule
+from ocsched.timing.served import served_per_circuit
 
 #: Columns of a circuit table (:func:`circuit_table`), one row per circuit of every configuration.
 CIRCUIT_COLUMNS = ("switch", "start", "end", "src", "dst", "served")

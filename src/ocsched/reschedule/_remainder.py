@@ -18,11 +18,11 @@ from numpy.typing import NDArray
 
 from ocsched._types import FloatArray, IntArray
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
-from ocsched.assign.served import served_amounts
 from ocsched.decompose import Decomposition
 from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.timing import reconfiguration
+from ocsched.timing.served import served_amounts
 
 log = logging.getLogger("ocsched.reschedule")
 

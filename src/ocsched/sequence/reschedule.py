@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 from ocsched._jit import clock
-from ocsched.assign.served import served_amounts
 from ocsched.errors import InvalidInputError, InvalidScheduleError
 from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
 from ocsched.iteration import Iteration, IterationSchedule, Phase
@@ -18,6 +17,7 @@ from ocsched.model import Configuration, Demand
 from ocsched.schedulers import ALIASES, SCHEDULERS, scheduler_name
 from ocsched.sequence import ITERATION_SCHEDULERS, schedule_iteration
 from ocsched.sequence.validate import validate_iteration
+from ocsched.timing.served import served_amounts
 
 __all__ = ["reschedule_iteration"]
 

@@ -12,7 +12,8 @@ lives beside it, in this package: :mod:`~ocsched.timing.tolerance` (the rules wr
 the scale-free tolerance of every comparison), :mod:`~ocsched.timing.layout` (laying
 configurations out around down windows, and under the partial model) and
 :mod:`~ocsched.timing.switch` (the check of one switch's configurations and the time each
-circuit is lit), re-exported here.
+circuit is lit), re-exported here; and :mod:`~ocsched.timing.served` (what those credits serve
+of a demand, each circuit both ways on a bidirectional switch), imported from there.
 """
 
 from __future__ import annotations

@@ -14,12 +14,12 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.assign.served import served_per_circuit
 from ocsched.errors import InvalidInputError
 from ocsched.io._files import write_atomic
 from ocsched.io.circuits import rows_text, rows_with_offsets, schedule_fabric
 from ocsched.iteration import IterationSchedule
 from ocsched.model import Schedule
+from ocsched.timing.served import served_per_circuit
 from ocsched.units import TIME_UNITS
 
 AnySchedule = Schedule | IterationSchedule

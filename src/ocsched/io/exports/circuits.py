@@ -1,7 +1,7 @@
 """Circuit tables: one row per circuit (switch, start, end, src, dst, served, phase), CSV or Parquet.
 
 ``served`` is the switch's rate times the time the validator credits the circuit with
-(:func:`ocsched.assign.served.served_per_circuit`), so summed per entry it is what that entry gets.
+(:func:`ocsched.timing.served.served_per_circuit`), so summed per entry it is what that entry gets.
 The CSV carries a sidecar ``<file>.ocsched.json`` (the fabric and each switch's timeline) so the
 schedule can be read back; Parquet keeps the same header in its schema metadata.
 """

@@ -1,4 +1,4 @@
-"""What a schedule's configurations serve, credited as the validator credits them.
+"""What a schedule's configurations serve: the *Credit* rule of :mod:`ocsched.timing`, summed.
 
 :func:`served_per_circuit` gives each circuit's amount (the exports write it),
 :func:`served_amounts` totals them per demand entry (the residual of a repair).
@@ -13,7 +13,7 @@ import numpy as np
 
 from ocsched._types import FloatArray
 from ocsched.model import Configuration, Demand
-from ocsched.timing import held_times
+from ocsched.timing.switch import held_times
 
 if TYPE_CHECKING:
     from ocsched.fabric import Fabric
