@@ -24,6 +24,14 @@ def run(*args: str | Path) -> Result:
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
+def kept_prefix(old: tuple[Configuration, ...], new: tuple[Configuration, ...], at: float) -> bool:
+    """Every configuration of a switch that ended by ``at`` is still there, unchanged, in order."""
+    done = [c for c in old if c.end <= at]
+    return [(c.start, c.duration, c.circuits) for c in done] == [
+        (c.start, c.duration, c.circuits) for c in new[: len(done)]
+    ]
+
+
 def conf(start: float, duration: float, perm: list[int]) -> Configuration:
     """A configuration from a permutation list (``perm[i] = j``, -1 idle)."""
     return Configuration(start, duration, np.array(perm, dtype=np.int64))

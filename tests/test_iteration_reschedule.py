@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import ocsched
 from helpers import D3_SKEWED as D3
-from helpers import run
+from helpers import kept_prefix, run
 from ocsched import Fabric, InvalidInputError, Iteration, LinkDown, Phase, Switch, SwitchDown
 from ocsched.fabric import LinkFailure, SwitchFailure
 from ocsched.io import write_iteration_schedule
@@ -38,18 +38,6 @@ FABRICS = [
 ]
 
 
-def _kept_prefix(old: tuple[object, ...], new: tuple[object, ...], at: float) -> bool:
-    """Every configuration that ended by ``at`` is still there, unchanged, in order."""
-    done = [c for c in old if c.end <= at]  # type: ignore[attr-defined]
-    return (
-        [(c.start, c.duration, c.circuits) for c in done]
-        == [  # type: ignore[attr-defined]
-            (c.start, c.duration, c.circuits)
-            for c in new[: len(done)]  # type: ignore[attr-defined]
-        ]
-    )
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**31),
@@ -74,7 +62,7 @@ def test_rescheduled_iterations_are_valid_and_keep_the_past(
     assert report.ok, report.violations[:3]
     assert new.meta["failure"] == str(failure)
     for a, b in zip(old.switches, new.switches, strict=True):
-        assert _kept_prefix(a, b, at)
+        assert kept_prefix(a, b, at)
     if at >= old.makespan:
         assert new.makespan == old.makespan  # a failure after the iteration costs nothing
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import run
+from helpers import kept_prefix, run
 from ocsched import (
     Fabric,
     InfeasibleError,
@@ -144,13 +144,6 @@ def test_served_amounts_credit_both_directions_on_bidirectional_switches() -> No
 # -- reschedule ---------------------------------------------------------------------------------
 
 
-def _kept_prefix(old: tuple[Configuration, ...], new: tuple[Configuration, ...], at: float) -> bool:
-    done = [c for c in old if c.end <= at]
-    return [(c.start, c.duration, c.circuits) for c in done] == [
-        (c.start, c.duration, c.circuits) for c in new[: len(done)]
-    ]
-
-
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**31),
@@ -175,7 +168,7 @@ def test_reschedule_on_port_fabrics_is_valid_and_keeps_the_past(
     assert report.ok, report.violations[:3]
     assert new.on_fabric() != fab
     for a, z in zip(old.switches, new.switches, strict=True):
-        assert _kept_prefix(a, z, at)
+        assert kept_prefix(a, z, at)
     if at >= old.makespan:
         assert new.makespan == old.makespan
 
@@ -317,7 +310,7 @@ def test_rescheduled_port_iterations_are_valid() -> None:
         new = reschedule(sched, it, failure)
         assert validate_iteration(new, it, fabric=new.fabric).ok
         for a, z in zip(sched.switches, new.switches, strict=True):
-            assert _kept_prefix(a, z, failure.at)
+            assert kept_prefix(a, z, failure.at)
 
 
 def test_cli_schedules_an_iteration_on_a_port_fabric(tmp_path: Path) -> None:
