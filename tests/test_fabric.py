@@ -552,7 +552,7 @@ def test_compiled_repair_on_identical_switches_matches_placement(
     assert all(a.same_as(b) for x, y in zip(got, want, strict=True) for a, b in zip(x, y, strict=True))
 
 
-@pytest.mark.parametrize("algorithm", ["spectra", "spectra-pack", "eclipse", "bvn", "solstice"])
+@pytest.mark.parametrize("algorithm", ["spectra", "spectra-pack", "eclipse", "bvn", "solstice", "baseline"])
 @pytest.mark.parametrize("value", [5e-324, 1.5e-323, 3e-320])
 def test_subnormal_entries_get_their_time_at_any_rate(algorithm: str, value: float) -> None:
     # At rate 2 a subnormal entry's time value / 2 rounds to 0 (or loses a third of itself):
@@ -562,3 +562,15 @@ def test_subnormal_entries_get_their_time_at_any_rate(algorithm: str, value: flo
     fab = Fabric((Switch(0.0, rate=2.0), Switch(0.5, rate=0.25)))
     sched = schedule(d, fabric=fab, algorithm=algorithm)
     assert validate(sched, d).ok, validate(sched, d).violations
+
+
+@pytest.mark.parametrize("algorithm", ["spectra-opt", "exact", "naive"])
+@pytest.mark.parametrize("value", [5e-324, 1e-323])
+def test_an_all_subnormal_demand_is_scheduled_without_a_traceback(algorithm: str, value: float) -> None:
+    # The pieces' refit LP is posed in units of the largest entry: a delay of 0.1 in units of
+    # 1e-323 overflows, so the refit is skipped (it only improves). naive's D/s rounds 5e-324
+    # away: D's own weights over s, rounded up, are used.
+    d = np.zeros((4, 4))
+    d[2, 0] = value
+    sched = schedule(d, switches=2, delta=0.1, algorithm=algorithm)
+    assert validate(sched, d).ok

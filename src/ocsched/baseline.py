@@ -18,6 +18,7 @@ from ocsched.decompose import Decomposition, decompose
 from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand
 from ocsched.split import Order, balanced_split, split_flows, split_share
+from ocsched.timing import time_to_serve
 
 __all__ = ["capacity_shares", "capacity_split_schedule", "single_switch", "split_schedule"]
 
@@ -150,5 +151,6 @@ def capacity_split_schedule(
             continue
         sub = Demand(demand.n, demand.rows[on], demand.cols[on], vals[on])
         dec = decompose(sub, method=method, delta=d)
-        out.append(timeline([[(l, float(w) / r) for l, w in enumerate(dec.weights)]], dec.perms, d)[0])
+        lengths = [(l, time_to_serve(float(w), r)) for l, w in enumerate(dec.weights)]
+        out.append(timeline([lengths], dec.perms, d)[0])
     return tuple(out), split_flows(parts)

@@ -144,7 +144,8 @@ def cover_by_latest(
     of 1e-18 or 1e15 would otherwise be all round-off or all error), with the exact presolve of
     :func:`presolve_cover` (only the entries on several columns that the single-column lower
     bounds do not already cover go to HiGHS), then :func:`cover_exactly`. Every entry must lie
-    on some column with a coefficient of at least 1. None if the LP fails.
+    on some column with a coefficient of at least 1. None if the LP fails, or cannot be posed
+    (offsets that overflow in units of the largest value: a demand below the normal range).
 
     >>> inc = sp.csr_array(np.array([[1.0, 1.0]]))
     >>> cover_by_latest(inc, np.array([3.0]), sp.csr_array(np.eye(2)), np.array([0.0, 1.0])).tolist()
@@ -160,7 +161,10 @@ def cover_by_latest(
     cover = sp.hstack([-inc[need], sp.csr_array((need.size, 1))])
     rows = sp.hstack([load, sp.csr_array(-np.ones((load.shape[0], 1)))])
     a_ub = sp.vstack([cover, rows]).tocsr()
-    b_ub = np.concatenate([-b[need], -offsets / scale])
+    with np.errstate(over="ignore"):
+        b_ub = np.concatenate([-b[need], -offsets / scale])
+    if not np.isfinite(b_ub).all():
+        return None  # offsets beyond the float range in units of a subnormal demand: no LP
     c = np.zeros(m + 1)
     c[-1] = 1.0
     bounds = np.column_stack([np.append(lb, 0.0), np.full(m + 1, np.inf)])

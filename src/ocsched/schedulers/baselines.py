@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
+
 from ocsched.baseline import capacity_split_schedule, single_switch, split_schedule
-from ocsched.decompose import decompose
+from ocsched.decompose import Decomposition, decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
 from ocsched.model import Demand
 from ocsched.schedulers._registry import Option, Result, RngLike, SchedulerFn
+from ocsched.timing import time_to_serve
 
 __all__: list[str] = []
 
@@ -38,9 +41,20 @@ def _split(method: Literal["spectra", "eclipse"]) -> SchedulerFn:
 
 
 def _naive(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
-    """Spectra's decomposition of D/s, the same single-switch schedule on every switch."""
-    one = single_switch(decompose(demand.scaled(1.0 / fabric.size)), fabric.deltas[0])
-    return Result((one,) * fabric.size)
+    """Spectra's decomposition of D/s, the same single-switch schedule on every switch.
+
+    Where D/s falls below the normal float range (entries lost or rounded away), D's own
+    decomposition is used with each weight over s rounded up (:func:`ocsched.timing.time_to_serve`).
+    """
+    s = fabric.size
+    part = demand.scaled(1.0 / s)
+    if part.nnz == 0 or float(part.values.min()) >= float(np.finfo(np.float64).tiny):
+        dec = decompose(part)
+    else:
+        whole = decompose(demand)
+        dec = Decomposition(whole.perms, np.array([time_to_serve(float(w), s) for w in whole.weights]))
+    one = single_switch(dec, fabric.deltas[0])
+    return Result((one,) * s)
 
 
 _ORDER = Option("index", "choice", "the balanced split's cycle-search order", choices=("index", "random"))
