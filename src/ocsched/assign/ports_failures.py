@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from ocsched.assign.ports import schedule_on_ports
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
-from ocsched.model import Configuration, Demand
+from ocsched.model import Configuration, Demand, latest_end
 from ocsched.timing import lay_out_windows
 from ocsched.timing.served import served_amounts
 
@@ -281,17 +281,28 @@ def _matched(
     return out
 
 
+def _lay(
+    demand: Demand, fabric: Fabric, pieces: list[Timeline]
+) -> tuple[list[tuple[Timeline, float]], Demand]:
+    """Every switch's pieces laid out (:func:`_lit`), and what they leave unserved."""
+    laid = [_lit(p, fabric, b) for b, p in enumerate(pieces)]
+    return laid, _short(demand, [x for x, _ in laid], fabric)
+
+
 def _rounds(
-    demand: Demand, fabric: Fabric, limits: _Limits, pieces: list[Timeline], method: str
+    demand: Demand,
+    fabric: Fabric,
+    limits: _Limits,
+    start: tuple[list[Timeline], list[tuple[Timeline, float]], Demand],
+    method: str,
 ) -> tuple[Switches, int, Demand]:
-    """``pieces`` laid out, then up to :data:`ROUNDS` rounds for what they leave unserved.
+    """Up to :data:`ROUNDS` rounds for what the pieces of ``start`` (with :func:`_lay` of them) leave.
 
     Returns the configurations, the splits the rounds added and what is still unserved.
     """
-    pieces = [list(p) for p in pieces]
+    pieces = [list(p) for p in start[0]]
+    laid, short = list(start[1]), start[2]
     splits = 0
-    laid = [_lit(p, fabric, b) for b, p in enumerate(pieces)]
-    short = _short(demand, [x for x, _ in laid], fabric)
     for _ in range(ROUNDS):
         if not short.nnz:
             break
@@ -304,10 +315,6 @@ def _rounds(
                 splits += more
         short = _short(demand, [x for x, _ in laid], fabric)
     return tuple(tuple(x) for x, _ in laid), splits, short
-
-
-def _end(switches: Switches) -> float:
-    return max((c.end for sw in switches for c in sw), default=0.0)
 
 
 def _why(short: Demand, limits: _Limits) -> tuple[str, bool]:
@@ -373,13 +380,15 @@ def schedule_on_failing_ports(
                 starts.append(pieces)
     best: tuple[Switches, int, Demand] | None = None
     for pieces in starts:
-        laid = [_lit(p, fabric, b) for b, p in enumerate(pieces)]
-        short = _short(demand, [x for x, _ in laid], fabric)
-        tries = [pieces]
+        laid, short = _lay(demand, fabric, pieces)
+        tries = [(pieces, laid, short)]
         if short.nnz:  # also first where it costs no delay: the pieces holding the circuits, longer
-            tries.append(_extended(short, pieces, [e for _, e in laid], fabric, limits))
-        for trial in (_rounds(demand, fabric, limits, p, method) for p in tries):
-            if best is None or (not trial[2].nnz and (best[2].nnz or _end(trial[0]) < _end(best[0]))):
+            longer = _extended(short, pieces, [e for _, e in laid], fabric, limits)
+            tries.append((longer, *_lay(demand, fabric, longer)))
+        for trial in (_rounds(demand, fabric, limits, t, method) for t in tries):
+            if best is None or (
+                not trial[2].nnz and (best[2].nnz or latest_end(trial[0]) < latest_end(best[0]))
+            ):
                 best = trial
     assert best is not None
     out, more, left = best

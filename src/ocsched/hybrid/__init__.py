@@ -32,7 +32,7 @@ from ocsched.assign import place, place_on_fabric
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric
-from ocsched.model import Configuration, Demand
+from ocsched.model import Configuration, Demand, latest_end
 
 __all__ = [
     "HybridResult",
@@ -94,17 +94,13 @@ def _circuits(
     return place_on_fabric(dec, plain, method=placement, demand=c)
 
 
-def _end(switches: Switches) -> float:
-    return max((x.end for sw in switches for x in sw), default=0.0)
-
-
 def _finish(demand: Demand, r_values: NDArray[np.float64], fabric: Fabric, **how: str) -> HybridResult:
     """Schedule D - R on the circuits; the result with R on the EPS."""
     r_values = np.clip(r_values, 0.0, demand.values)
     c_values = demand.values - r_values
     r = _sub(demand, r_values)
     sw, splits = _circuits(_sub(demand, c_values), fabric.without_eps(), **how)
-    return HybridResult(sw, splits, r, max(_end(sw), eps_time(r, fabric)))
+    return HybridResult(sw, splits, r, max(latest_end(sw), eps_time(r, fabric)))
 
 
 def circuits_only(demand: Demand, fabric: Fabric) -> HybridResult:
@@ -282,7 +278,7 @@ def proportional(demand: Demand, fabric: Fabric, *, base: HybridResult | None = 
             hit = keys[pos] == i * n + j
             np.add.at(served, pos[hit], c.duration)
     r = _sub(demand, np.maximum(demand.values - served, 0.0))
-    return HybridResult(switches, base.splits, r, max(_end(switches), eps_time(r, fabric)))
+    return HybridResult(switches, base.splits, r, max(latest_end(switches), eps_time(r, fabric)))
 
 
 def _greedy(demand: Demand, fabric: Fabric, *, scale: float = 1.0) -> HybridResult:
@@ -367,7 +363,7 @@ def refit(demand: Demand, res: HybridResult, fabric: Fabric) -> HybridResult:
     r_values = np.maximum(demand.values - served, 0.0)
     r = _sub(demand, r_values)
     switches = tuple(tuple(x) for x in out)
-    cand = HybridResult(switches, res.splits, r, max(_end(switches), eps_time(r, fabric)))
+    cand = HybridResult(switches, res.splits, r, max(latest_end(switches), eps_time(r, fabric)))
     return cand if cand.makespan < res.makespan else res
 
 

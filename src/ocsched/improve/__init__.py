@@ -57,7 +57,7 @@ from ocsched.improve.structure import (
     switch_times,
     to_switches,
 )
-from ocsched.model import Configuration, Demand
+from ocsched.model import Configuration, Demand, latest_end
 from ocsched.timing import busy
 
 __all__ = ["DEFAULT_STEPS", "balance_whole", "improve_on_fabric", "improve_schedule", "refit_pieces"]
@@ -349,10 +349,6 @@ def improve_schedule(
     return timeline(best_a, best_p, d), pieces - len({l for b in best_a for l, _ in b})
 
 
-def _end(switches: Switches) -> float:
-    return max((c.end for sw in switches for c in sw), default=0.0)
-
-
 def _key(p: Piece) -> tuple[int, int, bytes, bytes]:
     return (p.switch, p.phase, p.ins.tobytes(), p.outs.tobytes())
 
@@ -401,7 +397,7 @@ def improve_on_fabric(
     tried for removal as in :func:`improve_schedule`. Re-fits are all-stop schedules, valid under
     the partial model too; a partial ``start`` is kept when it is shorter. Deterministic.
     """
-    best, best_t = start, _end(start)
+    best, best_t = start, latest_end(start)
     af = fabric.with_model("all-stop")
     times = switch_times(af)
     mean = float(np.average(fabric.deltas, weights=fabric.rates))
@@ -425,8 +421,8 @@ def improve_on_fabric(
         if not check_valid(cand, demand, af):
             log.debug("improve_on_fabric: a candidate is not all-stop valid; skipped")
             continue
-        if _end(cand) < best_t:
-            best, best_t = cand, _end(cand)
+        if latest_end(cand) < best_t:
+            best, best_t = cand, latest_end(cand)
         pieces, x0 = pieces_of(cand, demand, times)
         x = refit(demand, pieces, x0, times)
         if x is None:

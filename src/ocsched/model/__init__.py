@@ -11,7 +11,7 @@ from ocsched._types import FloatArray as FloatArray
 from ocsched._types import IntArray as IntArray
 from ocsched.model.configuration import Configuration
 from ocsched.model.demand import Demand, as_demand
-from ocsched.model.result import Result, Switches
+from ocsched.model.result import Result, Switches, latest_end
 from ocsched.model.schedule import Schedule
 from ocsched.model.schedule_json import SCHEDULE_FORMAT, SCHEDULE_VERSION, STATUSES
 from ocsched.model.schedule_json import SCHEDULE_VERSION_FABRIC as SCHEDULE_VERSION_FABRIC
@@ -26,4 +26,5 @@ __all__ = [
     "Schedule",
     "Switches",
     "as_demand",
+    "latest_end",
 ]

@@ -7,10 +7,19 @@ from dataclasses import dataclass
 from ocsched.model.configuration import Configuration
 from ocsched.model.demand import Demand
 
-__all__ = ["Result", "Switches"]
+__all__ = ["Result", "Switches", "latest_end"]
 
 #: Per switch, its configurations in time order.
 Switches = tuple[tuple[Configuration, ...], ...]
+
+
+def latest_end(switches: Switches) -> float:
+    """The latest end of a configuration (0 if there is none): the circuits' makespan.
+
+    >>> latest_end(((Configuration.from_circuits(0.5, 1.0, [(0, 1)], ports=2),), ()))
+    1.5
+    """
+    return max((c.end for sw in switches for c in sw), default=0.0)
 
 
 @dataclass(frozen=True)

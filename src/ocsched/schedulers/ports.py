@@ -14,7 +14,7 @@ from ocsched.assign.ports_failures import schedule_on_failing_ports
 from ocsched.errors import InfeasibleError
 from ocsched.exact.ports import solve_ports_exact
 from ocsched.fabric import Fabric, Switch
-from ocsched.model import Configuration, Demand
+from ocsched.model import Demand, latest_end
 from ocsched.schedulers._registry import Result, RngLike
 from ocsched.schedulers.spectra import pipeline
 
@@ -41,7 +41,7 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     error: InfeasibleError | None = None
     try:
         confs, splits, how = schedule_on_failing_ports(demand, fabric)
-        found.append((_end(confs), Result(confs, splits), how))
+        found.append((latest_end(confs), Result(confs, splits), how))
     except InfeasibleError as e:
         error = e
     sw = fabric.switches[0]
@@ -51,7 +51,7 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
         )
         try:
             directed = pipeline("spectra", "pack")(demand, one_port, rng)
-            found.append((_end(directed.switches), directed, "directed one-port"))
+            found.append((latest_end(directed.switches), directed, "directed one-port"))
         except InfeasibleError:
             pass  # its proofs count one port per endpoint: they do not hold here
     if not found:
@@ -60,10 +60,6 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     _, best, how = min(found, key=lambda x: x[0])  # the first on a tie
     log.info("spectra-ports: kept the %r construction", how)
     return best
-
-
-def _end(switches: tuple[tuple[Configuration, ...], ...]) -> float:
-    return max((c.end for sw in switches for c in sw), default=0.0)
 
 
 #: Branch-and-bound nodes of exact-ports (work, not time: the same result on any machine).
@@ -79,7 +75,7 @@ def _exact_ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     dual bound.
     """
     heuristic = _ports(demand, fabric, rng)
-    end = max((c.end for sw in heuristic.switches for c in sw), default=0.0)
+    end = latest_end(heuristic.switches)
     res = solve_ports_exact(demand, fabric, node_limit=EXACT_PORTS_NODES, upper=end)
     switches = heuristic.switches if end < res.makespan else res.switches
     return Result(switches, 0, res.status, res.dual_bound)

@@ -289,16 +289,19 @@ def _reordered(block: Block, state: _State, following: set[bytes]) -> Block:
     return _back_to_back(block, head + idx + tail, state.delta)
 
 
-def _held(demand: Demand, states: list[_State], release: float, fabric: Fabric) -> tuple[Block, ...] | None:
+def _held(
+    demand: Demand, states: list[_State], release: float, fabric: Fabric, before: float
+) -> tuple[Block, ...] | None:
     """Every switch holding the configuration it ends the previous phase with, long enough to
     serve the phase (:func:`~ocsched.assign.hold.hold_lengths`; None where those circuits miss
-    an entry). Each hold persists (no delay): where many circuits per endpoint cover every pair
-    (a TPU pod's 96 ports per cube), consecutive phases then run on the same circuits.
+    an entry, or cannot end before ``before``). Each hold persists (no delay): where many
+    circuits per endpoint cover every pair (a TPU pod's 96 ports per cube), consecutive phases
+    then run on the same circuits.
     """
     holders = [b for b, st in enumerate(states) if st.last is not None]
     confs = [cast(Configuration, states[b].last) for b in holders]
     starts = np.array([max(release, c.end) for c in confs])
-    hold = hold_lengths(demand, confs, [fabric.switches[b] for b in holders], starts)
+    hold = hold_lengths(demand, confs, [fabric.switches[b] for b in holders], starts, before=before)
     if hold is None:
         return None
     out: list[Block] = [() for _ in states]
@@ -306,6 +309,17 @@ def _held(demand: Demand, states: list[_State], release: float, fabric: Fabric) 
         if x > 0:
             out[b] = (c.at(t, x),)
     return tuple(out)
+
+
+def _settled(
+    states: list[_State], blocks: tuple[Block, ...], release: float
+) -> tuple[tuple[Block, ...], float] | None:
+    """Each switch's block settled after its history, and the phase's end; None if one cannot take it."""
+    settled = [states[b].settle(blk, release) for b, blk in enumerate(blocks)]
+    if any(s is None for s in settled):
+        return None
+    done = tuple(s for s in settled if s is not None)
+    return done, max([release, *(c.end for blk in done for c in blk)])
 
 
 def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
@@ -336,20 +350,26 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
         moved = _relabelled(own, states, classes, following) if classes else None
         if moved is not None:
             options.append(moved)
-        held = _held(phase.demand, states, release, fabric)
+        found = [_settled(states, blocks, release) for blocks in options]
+        last = _settled(states, ind_blocks[k], release)
+        # The hold is chosen (options in this order, the first earliest) only if it ends before
+        # the candidates above and no later than independent's: its LP is skipped otherwise.
+        top = min((x[1] for x in found if x is not None), default=math.inf)
+        held = _held(
+            phase.demand,
+            states,
+            release,
+            fabric,
+            min(top, math.nextafter(last[1], math.inf)) if last else top,
+        )
         if held is not None:
-            options.append(held)
-        options.append(ind_blocks[k])
+            found.append(_settled(states, held, release))
+        found.append(last)
         best: tuple[Block, ...] | None = None
         best_end = math.inf
-        for blocks in options:
-            settled = [states[b].settle(blk, release) for b, blk in enumerate(blocks)]
-            if any(s is None for s in settled):
-                continue  # some switch cannot take its timeline here
-            done = tuple(s for s in settled if s is not None)
-            e = max([release, *(c.end for blk in done for c in blk)])
-            if e < best_end:
-                best, best_end = done, e
+        for x in found:
+            if x is not None and x[1] < best_end:
+                best, best_end = x
         if best is None:
             # Not expected: independent's configurations of the phase start after its release,
             # no earlier than this run's, so they follow any history this run left; kept as they are.

@@ -142,12 +142,6 @@ def _algorithms(schedule: IterationSchedule, algorithm: str | None, base: str | 
     return alg, bas
 
 
-def _cut(c: Configuration, end: float) -> Configuration:
-    """``c`` ending at ``end`` instead."""
-    ins, outs = c.circuit_arrays()
-    return Configuration.sparse(c.start, end - c.start, ins, outs, ports=c.ports)
-
-
 def _repair(
     schedule: IterationSchedule,
     iteration: Iteration,
@@ -173,7 +167,7 @@ def _repair(
         for c, p in zip(sw, ph, strict=True):
             if p > current or c.start >= stop:
                 continue
-            confs.append(_cut(c, stop) if c.end > stop else c)
+            confs.append(c.at(c.start, stop - c.start) if c.end > stop else c)
             phases.append(p)
         kept.append(confs)
         tags.append(phases)
