@@ -16,7 +16,11 @@ iteration of 8 MoE layers (dispatch + combine, a seed each, 0.5 ms of compute be
 the GPT pipeline and the all-reduce rings, by ``independent`` and ``spectra-seq`` against the
 iteration bound. Every schedule is validated.
 
-    python benchmarks/tpu_pod.py [--compose]
+With ``--partial``: the same instances under the partial model (an endpoint's ports as a pool:
+kept circuits stay lit, new ones need a port dark for delta): ``spectra-ports`` there against
+the partial bound and against its all-stop schedule, and a failed link and a reschedule there.
+
+    python benchmarks/tpu_pod.py [--compose | --partial]
 """
 
 from __future__ import annotations
@@ -122,10 +126,48 @@ def compose() -> None:
         )
 
 
+def partial() -> None:
+    """The pod under the partial model (see the module docstring)."""
+    print(
+        "| traffic | delta (ms) | partial bound (ms) | all-stop (ms) | partial (ms) | partial / bound "
+        "| failed link / healthy | reschedule: link | time (s) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    ratios = []
+    for delta in (1.0, 10.0):
+        stop = tpu_pod_fabric(delta_ms=delta)
+        fab = stop.with_model("partial")
+        for traffic, seed in CASES:
+            d = tpu_pod(traffic=traffic, rng=seed)
+            before = ocsched.schedule(d, fabric=stop, algorithm="spectra-ports")
+            t0 = time.perf_counter()
+            ours = ocsched.schedule(d, fabric=fab, algorithm="spectra-ports")
+            elapsed = time.perf_counter() - t0
+            assert ocsched.validate(ours, d).ok and ours.lower_bound is not None
+            failed = ocsched.schedule(
+                d, fabric=fab.with_failures(failed_links=[LinkDown(5, 3)]), algorithm="spectra-ports"
+            )
+            assert ocsched.validate(failed, d).ok
+            new = ocsched.reschedule(ours, d, LinkFailure(5, 3, ours.makespan / 3))
+            assert ocsched.validate(new, d).ok
+            ratios.append(ours.makespan / ours.lower_bound)
+            print(
+                f"| {traffic} (seed {seed}) | {delta:g} | {ours.lower_bound:.3f} | {before.makespan:.3f} "
+                f"| {ours.makespan:.3f} | {ratios[-1]:.3f} | {failed.makespan / ours.makespan:.3f} "
+                f"| {new.makespan / ours.makespan:.3f} | {elapsed:.2f} |"
+            )
+    print(f"\naverage partial / bound {np.mean(ratios):.3f} (max {max(ratios):.3f})")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compose", action="store_true", help="failures, reschedule and iterations")
-    if parser.parse_args().compose:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--compose", action="store_true", help="failures, reschedule and iterations")
+    group.add_argument("--partial", action="store_true", help="the partial model")
+    args = parser.parse_args()
+    if args.compose:
         compose()
+    elif args.partial:
+        partial()
     else:
         main()

@@ -68,11 +68,6 @@ def test_switch_refuses_bad_ports(kwargs: dict[str, object], match: str) -> None
         Switch(0.1, **kwargs)  # type: ignore[arg-type]
 
 
-def test_partial_model_is_refused_on_port_switches() -> None:
-    with pytest.raises(InvalidInputError, match=r"partial.*bidirectional"):
-        Fabric((Switch(0.1, bidirectional=True),), model="partial")
-
-
 def test_fabric_dict_round_trip() -> None:
     data = {"switches": [{"delta": 0.01, "count": 2, "bidirectional": True, "ports_per_endpoint": 2}]}
     fab = Fabric.from_dict(data)

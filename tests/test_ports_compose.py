@@ -66,7 +66,8 @@ def _failing(draw: st.DrawFn, n: int) -> Fabric:
     for _ in range(draw(st.integers(0, 3)) if s > 1 else 0):
         at = draw(st.sampled_from([0.0, 0.0, 0.3, 1.0, 2.0]))
         links.append(LinkDown(draw(st.integers(0, n - 1)), draw(st.integers(1, s - 1)), at))
-    return Fabric((_switch(k, bidirectional, delta),) * s, tuple(down), tuple(links))
+    model = draw(st.sampled_from(["all-stop", "partial"]))
+    return Fabric((_switch(k, bidirectional, delta),) * s, tuple(down), tuple(links), model=model)
 
 
 # -- spectra-ports around failures --------------------------------------------------------------
@@ -151,14 +152,15 @@ def test_served_amounts_credit_both_directions_on_bidirectional_switches() -> No
     bidirectional=st.booleans(),
     kind=st.sampled_from(["switch", "link"]),
     frac=st.floats(0.0, 1.2),
+    model=st.sampled_from(["all-stop", "partial"]),
 )
 def test_reschedule_on_port_fabrics_is_valid_and_keeps_the_past(
-    seed: int, k: int, bidirectional: bool, kind: str, frac: float
+    seed: int, k: int, bidirectional: bool, kind: str, frac: float, model: str
 ) -> None:
     rng = np.random.default_rng(seed)
     n, s = int(rng.integers(3, 8)), int(rng.integers(2, 5))
     d = _random(rng, n)
-    fab = Fabric((_switch(k, bidirectional),) * s)
+    fab = Fabric((_switch(k, bidirectional),) * s, model=model)
     old = schedule(d, fabric=fab, algorithm="spectra-ports")
     at = frac * old.makespan
     b = int(rng.integers(0, s))
@@ -218,16 +220,22 @@ def _iteration(rng: np.random.Generator, n: int, phases: int) -> Iteration:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31), k=st.integers(1, 3), bidirectional=st.booleans(), failures=st.booleans())
+@given(
+    seed=st.integers(0, 2**31),
+    k=st.integers(1, 3),
+    bidirectional=st.booleans(),
+    failures=st.booleans(),
+    model=st.sampled_from(["all-stop", "partial"]),
+)
 def test_iterations_on_port_fabrics_are_valid_and_seq_is_never_later(
-    seed: int, k: int, bidirectional: bool, failures: bool
+    seed: int, k: int, bidirectional: bool, failures: bool, model: str
 ) -> None:
     rng = np.random.default_rng(seed)
     n, s = int(rng.integers(3, 7)), int(rng.integers(1, 4))
     it = _iteration(rng, n, int(rng.integers(1, 4)))
     down = (SwitchDown(s - 1, 0.5, 1.0),) if failures and s > 1 else ()
     links = (LinkDown(0, s - 1, 0.7),) if failures and s > 1 else ()
-    fab = Fabric((_switch(k, bidirectional),) * s, down, links)
+    fab = Fabric((_switch(k, bidirectional),) * s, down, links, model=model)
     ind = schedule_iteration(it, fabric=fab, algorithm="independent", base="spectra-ports")
     seq = schedule_iteration(it, fabric=fab, algorithm="spectra-seq", base="spectra-ports")
     for sched in (ind, seq):

@@ -44,13 +44,22 @@ FABRICS: dict[frozenset[str], Fabric] = {
 }
 FABRICS[frozenset({"bidirectional"})] = Fabric((Switch(0.1, bidirectional=True),) * 3)
 FABRICS[frozenset({"ports"})] = Fabric((Switch(0.1, ports_per_endpoint=2),) * 3)
-# Every combination of features too: a scheduler must handle them together, not only apart (the
-# partial model is not defined on port-sharing switches, so the port features combine apart).
+# Every combination of features too: a scheduler must handle them together, not only apart.
 FABRICS[frozenset(PORT_FEATURES)] = Fabric((Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3)
 FABRICS[frozenset(PORT_FEATURES | {"failures"})] = Fabric(
     (Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3,
     (SwitchDown(1, 0.3, 0.9),),
     (LinkDown(2, 1), LinkDown(3, 0, 0.5)),
+)
+FABRICS[frozenset({"bidirectional", "partial"})] = Fabric(
+    (Switch(0.1, bidirectional=True),) * 3, model="partial"
+)
+FABRICS[frozenset({"ports", "partial"})] = Fabric((Switch(0.1, ports_per_endpoint=2),) * 3, model="partial")
+FABRICS[frozenset(PORT_FEATURES | {"failures", "partial"})] = Fabric(
+    (Switch(0.1, bidirectional=True, ports_per_endpoint=2),) * 3,
+    (SwitchDown(1, 0.3, 0.9),),
+    (LinkDown(2, 1), LinkDown(3, 0, 0.5)),
+    model="partial",
 )
 FABRICS[frozenset({"eps"})] = Fabric.uniform(3, 0.1).with_eps(0.5)
 # The matching features together, then with a packet switch.

@@ -182,11 +182,6 @@ class Fabric:
         object.__setattr__(self, "down", tuple(self.down))
         object.__setattr__(self, "failed_links", tuple(self.failed_links))
         check_choice(self.model, "model", MODELS)
-        if self.reconfiguration.keeps_circuits and not all(x.is_plain for x in sw):
-            # Kept circuits are tracked per directed port pair; a port shared k ways is not modelled.
-            raise InvalidInputError(
-                "`model` 'partial' is not supported with bidirectional switches or ports_per_endpoint > 1"
-            )
         for d in self.down:
             if not isinstance(d, SwitchDown) or d.switch >= len(sw):
                 raise InvalidInputError(f"down window {d!r} names a switch outside 0..{len(sw) - 1}")

@@ -15,9 +15,9 @@ import numpy as np
 from ocsched._checks import check_choice
 from ocsched.assign.uniform import pack, spectra_placement
 from ocsched.decompose.bmatching import BMatchings, bmatching_candidates
-from ocsched.fabric import Fabric
+from ocsched.fabric import Fabric, Switch
 from ocsched.model import Configuration, Demand
-from ocsched.timing import lay_out
+from ocsched.timing import lay_out, partial_starts
 
 __all__ = ["place_bmatchings", "schedule_on_ports"]
 
@@ -99,8 +99,31 @@ def schedule_on_ports(
         confs, splits = place_bmatchings(
             bm, switches=fabric.size, delta=sw.delta, ports=demand.n, method=method
         )
+        if fabric.reconfiguration.keeps_circuits:
+            confs = _partial(confs, sw)
         t = max((c.end for s in confs for c in s), default=0.0)
         if best is None or t < end:
             best, end = (confs, splits, bm.method), t
     assert best is not None  # bmatching_candidates returns at least one construction
     return best
+
+
+def _partial(
+    confs: tuple[tuple[Configuration, ...], ...], switch: Switch
+) -> tuple[tuple[Configuration, ...], ...]:
+    """Each switch's configurations, in their order, at the partial model's earliest starts.
+
+    :func:`~ocsched.timing.partial_starts` with the switch's ports: never later than all-stop
+    (a port's last use ends by the previous configuration's end), so the end only moves earlier.
+    """
+    out = []
+    for sw in confs:
+        starts = partial_starts(
+            [c.circuit_arrays() for c in sw],
+            [c.duration for c in sw],
+            switch.delta,
+            ports_per_endpoint=switch.ports_per_endpoint,
+            bidirectional=switch.bidirectional,
+        )
+        out.append(tuple(c.at(t) for c, t in zip(sw, starts, strict=True)))
+    return tuple(out)

@@ -49,7 +49,8 @@ def ports_bound(demand: Demand, fabric: Fabric) -> float:
     Identical all-stop switches (s of them, delay delta, rate c, k ports per endpoint): the
     largest over lines of ``(L / (c k) + delta * max(s, ceil(nnz / k))) / s``, where a line is a
     row or a column of D (directed) or a row of ``W = max(D, D^T)`` (bidirectional), L its sum
-    and nnz its count of nonzeros. Any other fabric: the largest over lines of the T solving
+    and nnz its count of nonzeros. Under the partial model, ``(L / c + delta * max(k s, nnz))
+    / (k s)`` instead. Any other fabric: the largest over lines of the T solving
     ``sum_b c_b k_b max(0, T - delta_b) = L`` (the capacity of each line's links).
 
     Notes
@@ -71,9 +72,19 @@ def ports_bound(demand: Demand, fabric: Fabric) -> float:
     mixing directed and bidirectional switches the lines are D's rows and columns (a
     bidirectional circuit serves one entry of a's row at a time as well).
 
+    Partial model: a kept circuit stays lit through a reconfiguration, so count per physical
+    port instead (:mod:`ocsched.timing.pools`: the circuits can be given ports so that each
+    new circuit takes a port dark for delta). Port q of a (one of its ``k s``) carries ``m_q``
+    runs of circuits, each lit after delta of dark on q, for ``t_q`` in all: ``T >= m_q delta +
+    t_q`` for each port U used, ``sum t_q >= L / c`` and ``sum m_q >= max(|U|, nnz)`` (each
+    partner needs a run), so ``|U| T >= L / c + delta max(|U|, nnz)``, smallest at ``|U| = k s``.
+    At k = 1 on a directed switch it is the all-stop bound (a port of the plain model is a
+    line's whole share of a switch).
+
     A second argument, on identical switches when the first bound is below ``2 delta``: a
     schedule with ``T < 2 delta`` holds at most one configuration per switch, lit for at most
-    ``T - delta``, so each of a's ``k s`` ports (one per port and switch) joins a to one partner
+    ``T - delta`` (under the partial model: each port lights at most one run, for at most
+    ``T - delta``), so each of a's ``k s`` ports (one per port and switch) joins a to one partner
     for at most ``T - delta``, and partner p needs ``ceil(W[a, p] / (c (T - delta)))`` of them
     (directed: each entry of a's row, or of its column). If for some tau these counts exceed
     ``k s`` then ``T - delta > tau`` or ``T >= 2 delta``: the bound is ``min(2 delta, delta +
@@ -109,8 +120,10 @@ def _bound(demand: Demand, fabric: Fabric, bidirectional: bool) -> float:
     first = sws[0]
     if all(x == first for x in sws):
         s, k, c, d = len(sws), first.ports_per_endpoint, first.rate, first.delta
-        configs = np.maximum(s, -(-nnz // k))
-        best = float(np.max((sums / (c * k) + d * configs) / s))
+        if fabric.reconfiguration.keeps_circuits:
+            best = float(np.max((sums / c + d * np.maximum(k * s, nnz)) / (k * s)))
+        else:
+            best = float(np.max((sums / (c * k) + d * np.maximum(s, -(-nnz // k))) / s))
         if d > 0 and best < 2 * d:
             best = max(best, _one_configuration_bound(demand, bidirectional, s * k, c, d))
         return best

@@ -403,7 +403,8 @@ def check_valid(switches: Switches, demand: Demand, fabric: Fabric, *, rtol: flo
             if not (np.isfinite(c.start) and np.isfinite(c.duration) and c.duration >= 0):
                 return False
             i, j = c.circuit_arrays()
-            if (j < 0).any() or np.unique(j).size != j.size:
+            # A matching of the plain model only (a b-matching, a circuit both ways: not checked here).
+            if not fabric.switches[b].is_plain or (j < 0).any() or np.unique(j).size != j.size:
                 return False
             confs.append((c.start, c.duration, i, j))
         wins = fabric.windows(b)

@@ -184,7 +184,12 @@ class Schedule:
         for b, sw in enumerate(self.switches):
             tuples = [(c.start, c.duration, *c.circuit_arrays()) for c in sw]
             held = held_times(
-                tuples, model=fab.model, windows=fab.windows(b), failed_ports=fab.failed_ports(b)
+                tuples,
+                model=fab.model,
+                windows=fab.windows(b),
+                failed_ports=fab.failed_ports(b),
+                ports_per_endpoint=fab.switches[b].ports_per_endpoint,
+                bidirectional=fab.switches[b].bidirectional,
             )
             rate = fab.switches[b].rate
             for (_, _, i, j), h in zip(tuples, held, strict=True):

@@ -93,10 +93,12 @@ def _check_drawable(schedule: Schedule | IterationSchedule) -> None:
         raise InvalidInputError("`schedule` has a non-finite delta or lower bound; it cannot be drawn")
 
 
-def _pairs(c: Configuration) -> set[tuple[int, int]]:
+def _pairs(c: Configuration, both: bool) -> set[tuple[int, int]]:
     ins, outs = c.circuit_arrays()
     keep = outs >= 0
-    return set(zip(ins[keep].tolist(), outs[keep].tolist(), strict=True))
+    pairs = zip(ins[keep].tolist(), outs[keep].tolist(), strict=True)
+    # A bidirectional circuit either way round.
+    return {(min(i, j), max(i, j)) if both else (i, j) for i, j in pairs}
 
 
 def _partial_view(sw: Sequence[Configuration], fabric: Fabric, b: int) -> list[tuple[bool, float]]:
@@ -112,7 +114,14 @@ def _partial_view(sw: Sequence[Configuration], fabric: Fabric, b: int) -> list[t
         ins, outs = c.circuit_arrays()
         keep = outs >= 0
         tuples.append((c.start, c.duration, ins[keep], outs[keep]))
-    held = held_times(tuples, model="partial", windows=wins)
+    switch = fabric.switches[b]
+    held = held_times(
+        tuples,
+        model="partial",
+        windows=wins,
+        ports_per_endpoint=switch.ports_per_endpoint,
+        bidirectional=switch.bidirectional,
+    )
     out = []
     prev: Configuration | None = None
     for c, h in zip(sw, held, strict=True):
@@ -122,7 +131,11 @@ def _partial_view(sw: Sequence[Configuration], fabric: Fabric, b: int) -> list[t
             and c.start >= prev.end
             and not any(a < c.start and e > prev.end for a, e in wins)
         )
-        new = prev is None or not carried or bool(_pairs(c) - _pairs(prev))
+        new = (
+            prev is None
+            or not carried
+            or bool(_pairs(c, switch.bidirectional) - _pairs(prev, switch.bidirectional))
+        )
         out.append((new, max(lit_gap, 0.0)))
         prev = c
     return out

@@ -35,12 +35,11 @@ def _residual(dem: Demand, kept: list[list[Configuration]], fabric: Fabric) -> D
     return Demand(dem.n, dem.rows[on], dem.cols[on], short[on])
 
 
-def _without_port(c: Configuration, port: int) -> NDArray[np.int64]:
-    """``c``'s permutation without the circuits from or to ``port``."""
-    perm = c.perm.copy()
-    perm[port] = -1
-    perm[perm == port] = -1
-    return perm
+def _without_port(c: Configuration, port: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``c``'s circuits (inputs, outputs) without those from or to ``port`` (b-matchings too)."""
+    ins, outs = c.circuit_arrays()
+    keep = (ins != port) & (outs != port) & (outs >= 0)
+    return ins[keep], outs[keep]
 
 
 def _split(c: Configuration, cut: float, failure: SwitchFailure | LinkFailure, model: str) -> bool:
@@ -51,7 +50,7 @@ def _split(c: Configuration, cut: float, failure: SwitchFailure | LinkFailure, m
         and isinstance(failure, LinkFailure)
         and c.start < cut < c.end
         and cut == failure.at
-        and bool((_without_port(c, failure.port) >= 0).any())
+        and bool(_without_port(c, failure.port)[0].size)
     )
 
 
@@ -85,7 +84,8 @@ def _kept(
             elif c.start < at:
                 mine.append(c.at(c.start, at - c.start))
                 if isinstance(failure, LinkFailure) and b == failure.switch and _split(c, at, failure, model):
-                    mine.append(Configuration(at, c.end - at, _without_port(c, failure.port)))
+                    rest = _without_port(c, failure.port)
+                    mine.append(Configuration.sparse(at, c.end - at, *rest, ports=c.ports))
         out.append(mine)
     return out
 
@@ -112,7 +112,8 @@ def _pieces(
                 and _split(c, at, failure, fabric.model)
             ):
                 # the rest of it runs on without the port: only the port's circuits are left
-                only = np.where(_without_port(c, failure.port) >= 0, -1, c.perm)
+                perm = c.perm
+                only = np.where((np.arange(perm.size) == failure.port) | (perm == failure.port), perm, -1)
                 out.append((only, (c.end - at) * rate))
             else:
                 out.append((c.perm, (c.end - at) * rate))

@@ -129,7 +129,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
         "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model; "
         "around down windows and failed links",
-        supports=PORT_FEATURES | {"failures"},
+        supports=PORT_FEATURES | {"failures", "partial"},
     ),
     "exact-ports": Scheduler(
         _exact_ports,

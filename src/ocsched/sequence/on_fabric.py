@@ -125,13 +125,27 @@ class _State:
     last: Configuration | None = None
     users: dict[tuple[int, int], tuple[int, Configuration]] = field(default_factory=dict)
     count: int = 0
+    #: The switch's ports per endpoint and whether its circuits are bidirectional.
+    ports: int = 1
+    both: bool = False
+    #: Partial on a multi-port or bidirectional switch: every configuration committed, in order.
+    done: list[Configuration] = field(default_factory=list)
+
+    @property
+    def pooled(self) -> bool:
+        """Partial with ports as pools (:mod:`ocsched.timing.pools`): a port's last user is not enough."""
+        return reconfiguration(self.model).keeps_circuits and (self.ports > 1 or self.both)
 
     def history(self, after: float) -> list[Configuration]:
         """The configurations the rule looks back at from ``after + delta`` on, in time order.
 
         All-stop: the last one. Partial: the last user of each port that ends after ``after``
-        (a port free since then constrains nothing that starts ``delta`` later), and the last one.
+        (a port free since then constrains nothing that starts ``delta`` later), and the last one;
+        with ports as pools, every configuration that ends after ``after`` (a suffix: the others
+        left their ports dark long enough for anything starting ``delta`` later).
         """
+        if self.pooled:
+            return [c for c in self.done if c.end > after] or ([] if self.last is None else [self.last])
         if not reconfiguration(self.model).keeps_circuits or not self.users:
             return [] if self.last is None else [self.last]
         seen = {id(c): (k, c) for k, c in self.users.values() if c.end > after}
@@ -142,7 +156,9 @@ class _State:
     def commit(self, block: Block) -> None:
         for c in block:
             self.count += 1
-            if reconfiguration(self.model).keeps_circuits:
+            if self.pooled:
+                self.done.append(c)
+            elif reconfiguration(self.model).keeps_circuits:
                 ins, outs = c.circuit_arrays()
                 for i, j in zip(ins.tolist(), outs.tolist(), strict=True):
                     self.users[(0, i)] = self.users[(1, j)] = (self.count, c)
@@ -159,7 +175,7 @@ class _State:
         if not reconfiguration(self.model).keeps_circuits:
             if prev.same_circuits(first):
                 out.add(max(release, prev.end))  # persists
-        else:  # partial: new circuits wait a delay after their ports' last use
+        elif not self.pooled:  # partial: new circuits wait a delay after their ports' last use
             held = {(i, j) for i, j in zip(*prev.circuit_arrays(), strict=True)}
             t = max(release, prev.end)
             for i, j in zip(*first.circuit_arrays(), strict=True):
@@ -197,6 +213,8 @@ class _State:
             windows=self.windows,
             failed_ports=self.failed,
             rtol=0.0,
+            ports_per_endpoint=self.ports,
+            bidirectional=self.both,
         )
         return not any(k >= len(past) for k, _, _ in found)
 
@@ -331,7 +349,14 @@ def seq_on(iteration: Iteration, fabric: Fabric, base: FabricBase) -> Tagged:
             per_phase[k][b].append(c)
     ind_blocks = [tuple(tuple(sw) for sw in phase) for phase in per_phase]
     states = [
-        _State(fabric.deltas[b], fabric.model, fabric.windows(b), fabric.failed_ports(b))
+        _State(
+            fabric.deltas[b],
+            fabric.model,
+            fabric.windows(b),
+            fabric.failed_ports(b),
+            ports=fabric.switches[b].ports_per_endpoint,
+            both=fabric.switches[b].bidirectional,
+        )
         for b in range(fabric.size)
     ]
     classes = _classes(fabric)

@@ -59,6 +59,8 @@ def iteration_switch_violations(
     windows: Sequence[tuple[float, float]] = (),
     failed_ports: dict[int, float] | None = None,
     rtol: float = RTOL,
+    ports_per_endpoint: int = 1,
+    bidirectional: bool = False,
 ) -> list[tuple[int, str, str]]:
     """Return ``(k, kind, message)`` for each way configuration k of one switch breaks the iteration rule.
 
@@ -91,7 +93,14 @@ def iteration_switch_violations(
         return [(index[k], kind, msg) for k, kind, msg in _all_stop(good, delta, rtol)]
     if keeps:  # partial: an identical configuration keeps every circuit already
         found = switch_violations(
-            [_as_tuple(c) for c in good], delta, model=model, windows=windows, failed_ports=failed, rtol=rtol
+            [_as_tuple(c) for c in good],
+            delta,
+            model=model,
+            windows=windows,
+            failed_ports=failed,
+            rtol=rtol,
+            ports_per_endpoint=ports_per_endpoint,
+            bidirectional=bidirectional,
         )
         return [(index[k], kind, msg) for k, kind, msg in found]
     out: list[tuple[int, str, str]] = []

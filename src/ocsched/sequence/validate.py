@@ -13,6 +13,7 @@ from ocsched.fabric import Fabric
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule
 from ocsched.sequence.rules import crosses, iteration_switch_violations
+from ocsched.timing.pools import kept_circuits
 from ocsched.validation import TOL, ValidationReport, Violation, validate
 from ocsched.validation.fabric import real_fabric
 
@@ -151,6 +152,8 @@ def validate_iteration(
                 windows=f.windows(b),
                 failed_ports=f.failed_ports(b),
                 rtol=tol,
+                ports_per_endpoint=f.switches[b].ports_per_endpoint,
+                bidirectional=f.switches[b].bidirectional,
             ):
                 add(kind, f"{label}switch {b} configuration {idx}: {msg}")
 
@@ -261,9 +264,14 @@ def _kept(
         return None  # the switch goes dark in between
     pi, po = prev.circuit_arrays()
     ci, co = conf.circuit_arrays()
-    ok = (po >= 0) & (po < n) & (pi < n)
-    both = np.intersect1d(pi[ok] * n + po[ok], ci * n + co)
-    ins, outs = both // n, both % n
+    ok = (po >= 0) & (po < n) & (pi < n) & (pi >= 0)
+    pi, po = pi[ok], po[ok]
+    # The circuits of conf that prev holds too (as many times; either way round on a bidirectional
+    # switch), as the fabric's rule keeps them.
+    switch = fabric.switches[b]
+    owner = np.concatenate([np.zeros(pi.size, np.int64), np.ones(ci.size, np.int64)])
+    kept = kept_circuits(owner, np.concatenate([pi, ci]), np.concatenate([po, co]), switch.bidirectional)
+    ins, outs = ci[kept[pi.size :]], co[kept[pi.size :]]
     # A circuit whose link fails before conf starts is not lit until then (conf using it is
     # reported as a failed-link violation anyway).
     failed = fabric.failed_ports(b)
@@ -272,10 +280,9 @@ def _kept(
         for i, j in zip(ins, outs, strict=True)
     ]
     ins, outs = ins[np.array(lit, dtype=bool)], outs[np.array(lit, dtype=bool)]
-    _, first = np.unique(outs, return_index=True)  # one circuit per output, as in a matching
-    if first.size == 0:
+    if not ins.size:
         return None
-    return Configuration.sparse(t, 0.0, ins[first], outs[first], ports=n)
+    return Configuration.sparse(t, 0.0, ins, outs, ports=n)
 
 
 def validate_any(

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ocsched.timing.pools import PortPools, circuit_pools, kept_circuits
+
 __all__ = ["lay_out_windows", "partial_starts"]
 
 
@@ -59,32 +61,54 @@ def partial_starts(
     delta: float,
     *,
     t0: float = 0.0,
+    ports_per_endpoint: int = 1,
+    bidirectional: bool = False,
 ) -> list[float]:
     """Return the earliest starts of configurations run in order under the partial model.
 
     Configuration k starts at the later of the previous end and, for each of its new circuits
     (not in configuration k-1), ``delta`` after the last end of a configuration using its input
-    or output port (``t0 + delta`` for ports not used yet).
+    or output port (``t0 + delta`` for ports not used yet). On a switch with k ports per
+    endpoint, or bidirectional circuits, a new circuit takes at each end one of the endpoint's
+    ports holding no kept circuit, dark longest first (:class:`~ocsched.timing.pools.PortPools`,
+    the validator's rule).
 
     >>> a = (np.array([0, 1]), np.array([1, 0]))
     >>> b = (np.array([0, 2]), np.array([1, 3]))   # keeps 0 -> 1, lights 2 -> 3
     >>> partial_starts([a, b], [1.0, 1.0], 0.5)
     [0.5, 1.5]
+
+    Bidirectional, one port per endpoint: {0, 1} is kept either way round; {1, 2} waits for 1's
+    port, dark from 1.5.
+
+    >>> one = (np.array([0]), np.array([1]))
+    >>> kept, waits = (np.array([1, 2]), np.array([0, 3])), (np.array([2]), np.array([1]))
+    >>> partial_starts([one, kept], [1.0, 1.0], 0.5, bidirectional=True)
+    [0.5, 1.5]
+    >>> partial_starts([one, waits], [1.0, 1.0], 0.5, bidirectional=True)
+    [0.5, 2.0]
     """
-    last_in: dict[int, float] = {}
-    last_out: dict[int, float] = {}
-    prev: set[tuple[int, int]] = set()
+    sizes = [np.size(i) for i, _ in circuits]
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    empty = np.zeros(0, np.int64)
+    ins = np.concatenate([empty, *(np.asarray(i, np.int64) for i, _ in circuits)])
+    outs = np.concatenate([empty, *(np.asarray(j, np.int64) for _, j in circuits)])
+    kept = kept_circuits(owner, ins, outs, bidirectional)
+    pa, pb = circuit_pools(ins, outs, bidirectional)
+    pools = PortPools(np.concatenate([pa, pb]), ports_per_endpoint, t0)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     end = t0
     starts: list[float] = []
-    for (ins, outs), w in zip(circuits, durations, strict=True):
+    for k, w in enumerate(durations):
         start = end if starts else t0 + delta
-        cur = set(zip(ins.tolist(), outs.tolist(), strict=True))
-        for i, j in cur - prev:
-            start = max(start, last_in.get(i, t0) + delta, last_out.get(j, t0) + delta)
+        lo, hi = int(offsets[k]), int(offsets[k + 1])
+        if hi > lo:
+            rows, new, keep = pools.counts(
+                np.concatenate([pa[lo:hi], pb[lo:hi]]), np.concatenate([kept[lo:hi], kept[lo:hi]])
+            )
+            start = max(start, float(pools.dark_since(rows, new, keep).max()) + delta)
         starts.append(start)
         end = start + float(w)
-        for i, j in cur:
-            last_in[i] = end
-            last_out[j] = end
-        prev = cur
+        if hi > lo:
+            pools.light(rows, new, keep, end)
     return starts

@@ -49,6 +49,8 @@ def served_per_circuit(
         model=fabric.model if model is None else model,
         windows=fabric.windows(switch),
         failed_ports=fabric.failed_ports(switch),
+        ports_per_endpoint=fabric.switches[switch].ports_per_endpoint,
+        bidirectional=fabric.switches[switch].bidirectional,
     )
     return [rate * h for h in held]
 

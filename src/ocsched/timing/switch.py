@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.timing.models import reconfiguration
+from ocsched.timing.pools import PortPools, circuit_pools, kept_circuits
 from ocsched.timing.tolerance import RTOL, FloatArray, IntArray, SwitchConfs, _ulps
 
 __all__ = ["check_switch", "held_times", "switch_violations"]
@@ -130,16 +131,11 @@ def _earlier_max(group: IntArray, owner: IntArray, value: FloatArray) -> FloatAr
     return np.maximum(out, 0.0)
 
 
-def _kept(x: _Confs, windows: _Windows, fail: FloatArray, model: str) -> NDArray[np.bool_]:
+def _kept(x: _Confs, windows: _Windows, fail: FloatArray, model: str, both: bool) -> NDArray[np.bool_]:
     """Per circuit, whether it is kept lit from the previous configuration (the model's *Lit* rule)."""
-    kept = np.zeros(x.ins.size, dtype=bool)
     if not reconfiguration(model).keeps_circuits or x.start.size < 2 or not x.ins.size:
-        return kept
-    # Is (i, j) in the previous configuration? Sort circuits by (i, j, configuration).
-    order = np.lexsort((x.owner, x.outs, x.ins))
-    i, j, o = x.ins[order], x.outs[order], x.owner[order]
-    same = (i[1:] == i[:-1]) & (j[1:] == j[:-1]) & (o[1:] == o[:-1] + 1)
-    kept[order[1:][same]] = True
+        return np.zeros(x.ins.size, dtype=bool)
+    kept = kept_circuits(x.owner, x.ins, x.outs, both)
     k = x.owner
     # The gap [e_{k-1}, s_k) of each configuration k >= 1 (configuration 0 keeps nothing).
     prev_end = np.concatenate([[np.inf], x.end[:-1]])
@@ -177,13 +173,19 @@ def check_switch(
     windows: Sequence[tuple[float, float]] = (),
     failed_ports: dict[int, float] | None = None,
     rtol: float = RTOL,
+    ports_per_endpoint: int = 1,
+    bidirectional: bool = False,
 ) -> tuple[list[tuple[int, str, str]], list[FloatArray]]:
     """Return the violations of one switch's configurations and what each circuit is credited with.
 
     The two halves of the model comment above, in one pass: ``(k, kind, message)`` for each way
     configuration k breaks the *Rules* (see :func:`switch_violations`), and per configuration the
     credited time of each circuit (see :func:`held_times`). Configurations with a non-finite start
-    or end are left out (the validator reports them; they credit nothing).
+    or end are left out (the validator reports them; they credit nothing). On a switch with
+    ``ports_per_endpoint`` k > 1 or ``bidirectional`` circuits the partial model's ports are
+    pools (:mod:`ocsched.timing.pools`): a new circuit needs, at each end, one of the endpoint's
+    k ports that holds no kept circuit and has been dark for delta; a kept bidirectional circuit
+    may be listed either way round.
 
     Notes
     -----
@@ -192,7 +194,9 @@ def check_switch(
     """
     # Times near the float range may overflow to inf in a tolerance (then compared as inf).
     with np.errstate(over="ignore", invalid="ignore"):
-        return _check_switch(confs, delta, model, windows, failed_ports, rtol)
+        return _check_switch(
+            confs, delta, model, windows, failed_ports, rtol, int(ports_per_endpoint), bool(bidirectional)
+        )
 
 
 def _check_switch(
@@ -202,13 +206,15 @@ def _check_switch(
     windows: Sequence[tuple[float, float]],
     failed_ports: dict[int, float] | None,
     rtol: float,
+    cap: int,
+    both: bool,
 ) -> tuple[list[tuple[int, str, str]], list[FloatArray]]:
     finite = [k for k, c in enumerate(confs) if np.isfinite(c[0]) and np.isfinite(c[0] + c[1])]
     x = _Confs([confs[k] for k in finite])
     wins = _Windows(windows) if len(windows) else _NO_WINDOWS
     fail_in, fail_out = _fail_times(failed_ports, x.ins), _fail_times(failed_ports, x.outs)
     fail = np.minimum(fail_in, fail_out)
-    kept = _kept(x, wins, fail, model)
+    kept = _kept(x, wins, fail, model, both)
     held = _held(x, wins, fail, kept)
     per_conf: list[FloatArray] = [np.zeros(np.size(c[2])) for c in confs]  # non-finite: nothing
     for t, k in enumerate(finite):
@@ -221,8 +227,10 @@ def _check_switch(
         _check_links(x, fail_in, fail_out, found)
     if not reconfiguration(model).keeps_circuits:
         _check_all_stop(x, wins, delta, rtol, found)
-    else:
+    elif cap == 1 and not both:
         _check_partial(x, wins, kept, delta, rtol, found)
+    else:
+        _check_pools(x, wins, kept, delta, rtol, cap, both, found)
     found.sort(key=lambda v: (v[0], v[1]))
     return [(finite[t], kind, msg) for t, _, kind, msg in found], per_conf
 
@@ -310,6 +318,55 @@ def _check_partial(
         found.append((t, 3, "timing", msg))
 
 
+def _check_pools(
+    x: _Confs,
+    wins: _Windows,
+    kept: NDArray[np.bool_],
+    delta: float,
+    rtol: float,
+    cap: int,
+    both: bool,
+    found: list[tuple[int, int, str, str]],
+) -> None:
+    """The partial rule with an endpoint's ports as a pool (:class:`~ocsched.timing.pools.PortPools`).
+
+    Configuration by configuration: O(C log C) for C circuits in all, plus a few array operations
+    per configuration.
+    """
+    prev_end = np.concatenate([[-np.inf], x.end[:-1]])
+    overlap = x.start < prev_end - _ulps(x.start, prev_end)
+    for t in np.flatnonzero(overlap).tolist():
+        found.append(
+            (t, 2, "timing", f"starts at {x.start[t]:.12g}, before the previous end {prev_end[t]:.12g}")
+        )
+    pa, pb = circuit_pools(x.ins, x.outs, both)
+    pools = PortPools(np.concatenate([pa, pb]), cap)
+    window_end = wins.last_end(x.start)
+    for t in range(x.start.size):
+        lo, hi = x.offsets[t], x.offsets[t + 1]
+        if lo == hi:
+            continue
+        uses = np.concatenate([pa[lo:hi], pb[lo:hi]])
+        rows, new, keep = pools.counts(uses, np.concatenate([kept[lo:hi], kept[lo:hi]]))
+        base = np.maximum(pools.dark_since(rows, new, keep), window_end[t])
+        bad = np.flatnonzero((new > 0) & _too_early(np.full(rows.size, x.start[t]), base, delta, rtol))
+        if bad.size:
+            r = int(bad[0])
+            pool = int(pools.ids[rows[r]])
+            end = f"endpoint {pool}" if both else f"{'output' if pool % 2 else 'input'} {pool // 2}"
+            found.append(
+                (
+                    t,
+                    3,
+                    "timing",
+                    f"lights {new[r]} new circuit(s) at {end} at {x.start[t]:.12g}, before enough "
+                    f"of its {cap} port(s) free of kept circuits were dark for delta {delta:.12g} "
+                    f"(the last one it needs went dark at {base[r]:.12g})",
+                )
+            )
+        pools.light(rows, new, keep, float(x.end[t]))
+
+
 def switch_violations(
     confs: SwitchConfs,
     delta: float,
@@ -318,6 +375,8 @@ def switch_violations(
     windows: Sequence[tuple[float, float]] = (),
     failed_ports: dict[int, float] | None = None,
     rtol: float = RTOL,
+    ports_per_endpoint: int = 1,
+    bidirectional: bool = False,
 ) -> list[tuple[int, str, str]]:
     """Return ``(k, kind, message)`` for each way configuration k of one switch breaks the rule.
 
@@ -334,7 +393,16 @@ def switch_violations(
     >>> switch_violations([c(0.0, 0.0), c(5.5, 0.0)], 0.0, model="partial", failed_ports={0: 0.0})
     [(1, 'link', 'uses port 0, whose link fails at 0, until 5.5')]
     """
-    return check_switch(confs, delta, model=model, windows=windows, failed_ports=failed_ports, rtol=rtol)[0]
+    return check_switch(
+        confs,
+        delta,
+        model=model,
+        windows=windows,
+        failed_ports=failed_ports,
+        rtol=rtol,
+        ports_per_endpoint=ports_per_endpoint,
+        bidirectional=bidirectional,
+    )[0]
 
 
 def held_times(
@@ -343,13 +411,16 @@ def held_times(
     model: str = "all-stop",
     windows: Sequence[tuple[float, float]] = (),
     failed_ports: dict[int, float] | None = None,
+    ports_per_endpoint: int = 1,
+    bidirectional: bool = False,
 ) -> list[FloatArray]:
     """Return, per configuration, the time each of its circuits is credited with (before the rate).
 
     All-stop: the configuration's duration. Partial: plus the gap ``[end_{k-1}, start_k)`` for a
     circuit kept from configuration k-1 (in it, no down window in the gap, both links up at
-    ``start_k``). Time lit while the switch is down or a link has failed is not credited. A
-    configuration with a non-finite start or end credits nothing.
+    ``start_k``; on a multi-port or bidirectional switch, see :func:`check_switch`). Time lit
+    while the switch is down or a link has failed is not credited. A configuration with a
+    non-finite start or end credits nothing.
 
     >>> c = lambda t, w: (t, w, np.array([0]), np.array([1]))
     >>> [h.tolist() for h in held_times([c(0.5, 1.0), c(2.0, 1.0)], model="partial")]
@@ -357,4 +428,12 @@ def held_times(
     >>> [h.tolist() for h in held_times([c(0.0, 0.0), c(5.5, 0.0)], model="partial", failed_ports={0: 0.0})]
     [[0.0], [0.0]]
     """
-    return check_switch(confs, 0.0, model=model, windows=windows, failed_ports=failed_ports)[1]
+    return check_switch(
+        confs,
+        0.0,
+        model=model,
+        windows=windows,
+        failed_ports=failed_ports,
+        ports_per_endpoint=ports_per_endpoint,
+        bidirectional=bidirectional,
+    )[1]

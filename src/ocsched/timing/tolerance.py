@@ -43,6 +43,15 @@ __all__ = ["RTOL", "FloatArray", "IntArray", "SwitchConfs", "slack", "time_to_se
 #           s_k >= delta + max(0, e_m for every earlier configuration m using input i or output j
 #           in any circuit, the end z of every window ended by s_k): both its ports were dark on
 #           the switch for delta before it lit (every port starts dark at 0, and after a window).
+#  k ports  On a switch with k ports per endpoint (directed: k inputs and k outputs per endpoint;
+#           bidirectional: k ports, either end of a circuit takes one, and (i, j) is the circuit
+#           (j, i)), C_k may hold a circuit several times and it is kept as many times as C_{k-1}
+#           holds it (partial). The partial rule then reads per physical port: the circuits can be
+#           given ports so that a kept circuit keeps its ports and each end of a new circuit takes
+#           a port, holding no kept circuit, that no configuration has lit since
+#           s_k - delta (nor a window ended by s_k ended after it). Ports of an endpoint are
+#           interchangeable, so giving each new circuit the ports dark longest decides it
+#           (ocsched.timing.pools); with k = 1 on a directed switch it is the rule above.
 #  both     No configuration meets a down window (e_k <= a or s_k >= z; a configuration of
 #           length 0 may sit at either end of one, not inside), and every configuration ends by
 #           f_p for each port p it uses (e_k <= f_p), so nothing is ever lit on a failed link.

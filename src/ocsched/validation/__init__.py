@@ -222,6 +222,8 @@ def validate(
                 windows=f.windows(b),
                 failed_ports=fails[b],
                 rtol=tol,
+                ports_per_endpoint=f.switches[b].ports_per_endpoint,
+                bidirectional=f.switches[b].bidirectional,
             )
             for k, kind, msg in found:
                 add(kind, f"{label}switch {b} configuration {k}: {msg}")
