@@ -57,6 +57,19 @@ def test_a_kept_circuit_frees_the_other_port_and_beats_the_all_stop_bound() -> N
     assert "endpoint 0" in report.violations[0].message and "\n" not in report.violations[0].message
 
 
+def test_spectra_ports_reconfigures_one_port_while_the_other_stays_lit() -> None:
+    """The same demand: spectra-ports under partial runs each port as a layer of its own and
+    reaches the partial bound, 3.0, where all-stop needs more."""
+    n = 4
+    d = np.zeros((n, n))
+    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
+    fab = Fabric((_switch(2, True),), model="partial")
+    got = schedule(d, fabric=fab, algorithm="spectra-ports")
+    assert validate(got, d, fabric=fab).ok
+    assert got.makespan == pytest.approx(3.0, rel=1e-12) and got.gap == pytest.approx(0.0, abs=1e-12)
+    assert schedule(d, fabric=fab.with_model("all-stop"), algorithm="spectra-ports").makespan > 3.2
+
+
 def test_a_bidirectional_port_is_one_port_for_both_directions() -> None:
     """Directed, 0's output and input are separate ports; bidirectional, 0 -> 3 waits for the
     port {2, 0} held until 1.5."""
@@ -127,10 +140,10 @@ def _timed(
         wanted = draw(st.lists(st.sampled_from(prev), max_size=len(prev))) if prev else []
         wanted += draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))
         for i, j in wanted:
-            if both and i == j:
+            if both and i == j:  # a bidirectional circuit joins two endpoints
                 continue
-            a, b = (0, 0) if both else (0, 1)
-            if use[a, i] < k and use[b, j] < k and (not both or i != j):
+            a, b = (0, 0) if both else (0, 1)  # the pools its ends take a port of
+            if use[a, i] < k and use[b, j] < k:
                 use[a, i] += 1
                 use[b, j] += 1
                 pairs.append((i, j))
@@ -228,3 +241,24 @@ def test_spectra_ports_under_partial_is_valid_and_never_later_than_all_stop(
     assert lower_bound(d, fabric=fab) <= got.makespan * (1 + 1e-9)
     stop = schedule(d, fabric=fab.with_model("all-stop"), algorithm="spectra-ports")
     assert got.makespan <= stop.makespan * (1 + 1e-12)
+
+
+def test_controller_orders_keep_what_the_rule_keeps_and_replay_parallel_circuits(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """oxc-orders: {0, 1} held twice then once (either way round) and {2, 3} kept, one more
+    {2, 3} added: 3 circuits set up, then 1 deleted and 1 added; the replay rebuilds a valid schedule."""
+    from ocsched.io import export, read_export
+    from ocsched.model.recourse import recourse
+
+    n = 4
+    fab = Fabric((_switch(2, True),), model="partial")
+    first = _conf(0.5, 1.0, [(0, 1), (0, 1), (2, 3)], n)
+    second = _conf(1.5, 1.0, [(1, 0), (3, 2), (2, 3)], n)
+    sched = _one_switch(fab, n, [first, second])
+    served = sched.served()
+    assert validate(sched, served, fabric=fab).ok
+    assert recourse(sched) == 5
+    result = export(sched, path=tmp_path / "orders.json", format="oxc-orders")
+    assert result.info["recourse"] == 5
+    back = read_export(tmp_path / "orders.json", format="oxc-orders")
+    assert validate(back, served, fabric=fab).ok
+    assert np.allclose(back.served(), served, rtol=1e-12, atol=0)

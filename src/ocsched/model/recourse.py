@@ -19,6 +19,7 @@ import numpy as np
 
 from ocsched._types import IntArray
 from ocsched.model.configuration import Configuration
+from ocsched.timing.pools import kept_circuits
 
 __all__ = ["Changes", "changes", "recourse", "switch_recourse"]
 
@@ -26,6 +27,15 @@ __all__ = ["Changes", "changes", "recourse", "switch_recourse"]
 class _HasSwitches(Protocol):
     @property
     def switches(self) -> Sequence[Sequence[Configuration]]: ...
+
+
+def _bidirectional(schedule: _HasSwitches) -> list[bool]:
+    """Per switch, whether the schedule's fabric (if it names one) makes its circuits bidirectional."""
+    fab = getattr(schedule, "fabric", None)
+    n = len(schedule.switches)
+    if fab is None:
+        return [False] * n
+    return [b < fab.size and fab.switches[b].bidirectional for b in range(n)]
 
 
 class Changes(tuple[IntArray, IntArray]):
@@ -58,7 +68,9 @@ def _keys(conf: Configuration | None) -> tuple[IntArray, IntArray]:
     return ins[keep], outs[keep]
 
 
-def changes(previous: Configuration | None, conf: Configuration | None) -> Changes:
+def changes(
+    previous: Configuration | None, conf: Configuration | None, *, bidirectional: bool = False
+) -> Changes:
     """Return the circuits to delete and to add to go from ``previous`` to ``conf``.
 
     Either may be None (an empty switch: everything is added, or everything deleted).
@@ -67,6 +79,9 @@ def changes(previous: Configuration | None, conf: Configuration | None) -> Chang
     ----------
     previous, conf
         Consecutive configurations of one switch.
+    bidirectional
+        The switch's circuits join their two ends both ways: ``(i, j)`` and ``(j, i)`` are one
+        circuit, kept as the partial model keeps it (:func:`ocsched.timing.pools.kept_circuits`).
 
     Returns
     -------
@@ -76,8 +91,8 @@ def changes(previous: Configuration | None, conf: Configuration | None) -> Chang
 
     Notes
     -----
-    O(k log k) for k circuits: a configuration is a matching, so ``(i, j)`` is kept exactly when
-    input i has the same output in both; one sorted membership test, no loop over circuits.
+    O(k log k) for k circuits: one sort, no loop over circuits. A circuit held several times (a
+    switch with several ports per endpoint) is kept as many times as both configurations hold it.
 
     Examples
     --------
@@ -88,20 +103,28 @@ def changes(previous: Configuration | None, conf: Configuration | None) -> Chang
     ([[1, 0], [2, 3]], [[1, 2], [3, 0]], 4)
     >>> changes(None, a).total
     3
+    >>> c = Configuration.from_circuits(0.5, 1.0, [(0, 1), (2, 3)], ports=4)
+    >>> e = Configuration.from_circuits(2.0, 1.0, [(1, 0), (2, 3)], ports=4)
+    >>> changes(c, e).total, changes(c, e, bidirectional=True).total  # (1, 0) is (0, 1) there
+    (2, 0)
     """
     pi, po = _keys(previous)
     ni, no = _keys(conf)
-    # Ports are < 2^31 (schedule files cap them), so i * 2^32 + j is a unique key of a circuit.
-    pk = pi * (1 << 32) + po
-    nk = ni * (1 << 32) + no
-    kept_new = np.isin(nk, pk, assume_unique=True)
-    kept_old = np.isin(pk, nk, assume_unique=True)
+    # Each side's circuits the other holds too: the second configuration of the pair keeps them.
+    first, second = np.zeros(pi.size, np.int64), np.ones(ni.size, np.int64)
+    kept_new = kept_circuits(
+        np.concatenate([first, second]), np.concatenate([pi, ni]), np.concatenate([po, no]), bidirectional
+    )[pi.size :]
+    first, second = np.zeros(ni.size, np.int64), np.ones(pi.size, np.int64)
+    kept_old = kept_circuits(
+        np.concatenate([first, second]), np.concatenate([ni, pi]), np.concatenate([no, po]), bidirectional
+    )[ni.size :]
     deleted = np.stack([pi[~kept_old], po[~kept_old]], axis=1)
     added = np.stack([ni[~kept_new], no[~kept_new]], axis=1)
     return Changes((deleted.astype(np.int64), added.astype(np.int64)))
 
 
-def switch_recourse(confs: Iterable[Configuration]) -> int:
+def switch_recourse(confs: Iterable[Configuration], *, bidirectional: bool = False) -> int:
     """Return the recourse of one switch's configurations (in time order), its first set-up included.
 
     >>> a = Configuration.from_circuits(0.5, 1.0, [(0, 1), (1, 0)], ports=2)
@@ -112,7 +135,7 @@ def switch_recourse(confs: Iterable[Configuration]) -> int:
     total = 0
     previous: Configuration | None = None
     for conf in confs:
-        total += changes(previous, conf).total
+        total += changes(previous, conf, bidirectional=bidirectional).total
         previous = conf
     return total
 
@@ -129,4 +152,5 @@ def recourse(schedule: _HasSwitches) -> int:
     >>> recourse(Schedule(ports=2, delta=0.5, switches=((a, b), (a,))))  # b keeps a's circuits
     4
     """
-    return sum(switch_recourse(sw) for sw in schedule.switches)
+    both = _bidirectional(schedule)
+    return sum(switch_recourse(sw, bidirectional=x) for sw, x in zip(schedule.switches, both, strict=True))

@@ -128,7 +128,7 @@ SCHEDULERS: dict[str, Scheduler] = {
         _ports,
         "bidirectional / multi-port switches: Spectra on W = max(D, D^T) oriented along Euler tours, "
         "k/2 permutations per configuration, LP-refit, packed; never worse than the directed model; "
-        "around down windows and failed links",
+        "around down windows and failed links; under partial, each port also as a layer of its own",
         supports=PORT_FEATURES | {"failures", "partial"},
     ),
     "exact-ports": Scheduler(

@@ -26,12 +26,15 @@ log = logging.getLogger("ocsched.schedulers")  # the package's logger, as before
 def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     """spectra-ports: b-matchings (Euler-oriented Spectra, grouped) packed on identical switches.
 
-    See :func:`ocsched.assign.ports.schedule_on_ports`. With down windows or failed links,
+    See :func:`ocsched.assign.ports.schedule_on_ports` (under the partial model also with each of
+    an endpoint's k ports as a one-port switch of its own, kept where it ends first). With down
+    windows or failed links,
     :func:`ocsched.assign.ports_failures.schedule_on_failing_ports`, and where a directed
     permutation is a configuration of the switch (directed, or bidirectional with k >= 2: read
     as circuits ``{i, P(i)}`` it uses at most 2 ports per endpoint) also spectra-pack on one-port
     directed switches with the same failures (its failure-aware placement); the earlier end is
-    kept, so it is never worse than that. The construction kept is logged.
+    kept, so it is never worse than that; under the partial model, its all-stop schedule too.
+    The construction kept is logged.
     """
     if not (fabric.down or fabric.failed_links):
         confs, splits, how = schedule_on_ports(demand, fabric)
@@ -39,11 +42,15 @@ def _ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
         return Result(confs, splits)
     found: list[tuple[float, Result, str]] = []
     error: InfeasibleError | None = None
-    try:
-        confs, splits, how = schedule_on_failing_ports(demand, fabric)
-        found.append((latest_end(confs), Result(confs, splits), how))
-    except InfeasibleError as e:
-        error = e
+    # Under the partial model the all-stop schedule is a candidate too (valid there, and credited
+    # at least as much): the layout around windows re-times pieces one delay apart.
+    models = [fabric.model, *(["all-stop"] if fabric.reconfiguration.keeps_circuits else [])]
+    for model in models:
+        try:
+            confs, splits, how = schedule_on_failing_ports(demand, fabric.with_model(model))
+            found.append((latest_end(confs), Result(confs, splits), how))
+        except InfeasibleError as e:
+            error = error or e
     sw = fabric.switches[0]
     if not sw.bidirectional or sw.ports_per_endpoint >= 2:
         one_port = Fabric(

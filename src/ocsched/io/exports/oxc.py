@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def write_oxc_orders(
         delta = fabric.switches[b].delta
         previous = None
         for k, conf in enumerate(sw):
-            d = changes(previous, conf)
+            d = changes(previous, conf, bidirectional=fabric.switches[b].bidirectional)
             total += d.total
             deleted.append(d.deleted)
             added.append(d.added)
@@ -110,22 +111,30 @@ def read_oxc_orders(path: str | os.PathLike[str]) -> AnySchedule:
     for order in doc["orders"]:
         per.setdefault(int(order["switch"]), []).append((int(order["configuration"]), order))
     circuits: list[list[list[tuple[int, int]]]] = []
-    for b in range(len(head["switches"])):
-        state: dict[int, int] = {}
-        used: set[int] = set()
+    for b, entry in enumerate(head["switches"]):
+        both = bool(entry.get("bidirectional", False))
+        cap = int(entry.get("ports_per_endpoint", 1))
+        # The circuits held (each with its orientation, a circuit as often as it is held) and each
+        # pool's ports in use (directed: input i, output j; bidirectional: both ends alike).
+        state: Counter[tuple[int, int]] = Counter()
+        used: Counter[tuple[int, int]] = Counter()
         confs = []
         for k, order in sorted(per.get(b, []), key=lambda x: x[0]):
             where = f"`path` {p}: switch {b} configuration {k}"
             for i, j in order["delete"]:
-                if state.get(i) != j:
+                held = next((c for c in ((i, j), (j, i))[: 1 + both] if state[c]), None)
+                if held is None:
                     raise InvalidInputError(f"{where}: deletes {i}->{j}, which the switch does not hold")
-                del state[i]
-                used.discard(j)
+                state[held] -= 1
+                used[(0, i)] -= 1
+                used[(0 if both else 1, j)] -= 1
             for i, j in order["add"]:
-                if i in state or j in used:
+                ends = [(0, i), (0 if both else 1, j)]
+                if any(used[e] + ends.count(e) > cap for e in ends):
                     raise InvalidInputError(f"{where}: adds {i}->{j} on a port already connected")
-                state[i] = j
-                used.add(j)
-            confs.append(sorted(state.items()))
+                state[(i, j)] += 1
+                for e in ends:
+                    used[e] += 1
+            confs.append(sorted(state.elements()))
         circuits.append(confs)
     return rebuild(head, circuits, str(p))
