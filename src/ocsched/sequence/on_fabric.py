@@ -25,6 +25,7 @@ not apply (they assume one delay and one rate): the per-phase candidates above a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,8 +145,9 @@ class _State:
         with ports as pools, every configuration that ends after ``after`` (a suffix: the others
         left their ports dark long enough for anything starting ``delta`` later).
         """
-        if self.pooled:
-            return [c for c in self.done if c.end > after] or ([] if self.last is None else [self.last])
+        if self.pooled:  # the ends grow in commit order: read back from the last
+            recent = list(itertools.takewhile(lambda c: c.end > after, reversed(self.done)))[::-1]
+            return recent or ([] if self.last is None else [self.last])
         if not reconfiguration(self.model).keeps_circuits or not self.users:
             return [] if self.last is None else [self.last]
         seen = {id(c): (k, c) for k, c in self.users.values() if c.end > after}
