@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import run
 from ocsched import Fabric, InvalidInputError, Schedule, Switch, schedule, validate
 from ocsched.bounds import lower_bound
 from ocsched.model import Configuration
@@ -87,6 +88,15 @@ def test_a_bidirectional_circuit_is_kept_either_way_round_and_credited_the_gap()
     assert check_switch(c, 0.5, model="partial")[1][1].tolist() == [1.0]  # directed: 1 -> 0 is new
 
 
+def test_a_down_window_darkens_every_port_and_keeps_nothing() -> None:
+    c = [(0.5, 1.0, np.array([0]), np.array([1])), (1.7, 1.0, np.array([0]), np.array([1]))]
+    kw = {"model": "partial", "windows": [(1.5, 1.6)], "ports_per_endpoint": 2, "bidirectional": True}
+    found, held = check_switch(c, 0.5, **kw)  # type: ignore[arg-type]
+    assert [(k, kind) for k, kind, _ in found] == [(1, "timing")] and held[1].tolist() == [1.0]
+    later = [c[0], (2.1, 1.0, np.array([0]), np.array([1]))]
+    assert check_switch(later, 0.5, **kw)[0] == []  # type: ignore[arg-type]
+
+
 def test_parallel_circuits_are_kept_as_many_times_as_held_before() -> None:
     """Two circuits {0, 1} (both ports), then one (kept), then two again: the second is new and
     needs the port dropped at 1.5 dark for delta, so 1.8 is too early and 2.0 is not."""
@@ -113,6 +123,41 @@ def test_fabrics_and_files_carry_the_partial_model_on_port_switches(tmp_path) ->
     sched = schedule(d, fabric=fab, algorithm="spectra-ports")
     back = Schedule.from_json(sched.to_json())
     assert back.on_fabric() == fab and validate(back, d).ok
+
+
+def test_cli_schedules_and_validates_a_partial_port_fabric(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    d = np.zeros((4, 4))
+    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
+    np.save(tmp_path / "d.npy", d)
+    out = tmp_path / "s.json"
+    args = ["-s", "1", "-d", "0.5", "--bidirectional", "--ports-per-endpoint", "2"]
+    r = run(
+        "schedule",
+        tmp_path / "d.npy",
+        *args,
+        "--reconfiguration",
+        "partial",
+        "-a",
+        "spectra-ports",
+        "-o",
+        out,
+    )
+    assert r.exit_code == 0, r.output
+    assert Schedule.from_json(out.read_text()).makespan == pytest.approx(3.0, rel=1e-12)
+    r = run("validate", tmp_path / "d.npy", out)
+    assert r.exit_code == 0 and "valid" in r.stdout, r.output
+    r = run(
+        "schedule",
+        tmp_path / "d.npy",
+        *args,
+        "--reconfiguration",
+        "partial",
+        "-a",
+        "exact-ports",
+        "-o",
+        tmp_path / "e.json",
+    )
+    assert r.exit_code == 2 and "partial" in r.output
 
 
 def test_exact_ports_refuses_the_partial_model_in_one_line() -> None:

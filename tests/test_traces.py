@@ -491,23 +491,66 @@ def test_unsafe_archive_member(tmp_path: Path) -> None:
         st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6), max_size=3), max_size=8
     ),
     chunk=st.integers(1, 9),
+    whole=st.sampled_from([0, 7, _stream.WHOLE_BYTES]),
 )
 def test_scan_json_equals_json_load_at_any_chunk(
-    doc: dict[str, object], items: list[object], chunk: int
+    doc: dict[str, object], items: list[object], chunk: int, whole: int
 ) -> None:
+    """Streamed (``whole`` 0: the first byte read ahead, then chained to the rest; 7: a few bytes)
+    or decoded in one call (small files), the items and the other keys are json.load's."""
     import io as _io
 
     doc = {k: v for k, v in doc.items() if k != "xs"}
-    whole = {**doc, "xs": items}
-    text = json.dumps(whole, indent=1).encode()
+    text = json.dumps({**doc, "xs": items}, indent=1).encode()
     seen: list[object] = []
-    old = _stream.CHUNK
-    _stream.CHUNK = chunk
+    old = _stream.CHUNK, _stream.WHOLE_BYTES
+    _stream.CHUNK, _stream.WHOLE_BYTES = chunk, whole
     try:
         other, found = _stream.scan_json(_io.BytesIO(text), "xs", seen.append, "t.json")
     finally:
-        _stream.CHUNK = old
+        _stream.CHUNK, _stream.WHOLE_BYTES = old
     assert found and seen == items and other == doc
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"xs": [1, 2], "a": 1, "xs": [3]}',  # the key twice: both arrays, as streamed
+        b'{"xs": 5, "a": [1]}',  # not an array: a value like the others
+        b'{"xs": []}',
+        b'{"a": 1}',
+    ],
+)
+def test_whole_file_decoding_reads_what_streaming_reads(text: bytes) -> None:
+    import io as _io
+
+    got = []
+    for whole in (0, _stream.WHOLE_BYTES):
+        seen: list[object] = []
+        old = _stream.WHOLE_BYTES
+        _stream.WHOLE_BYTES = whole
+        try:
+            got.append((_stream.scan_json(_io.BytesIO(text), "xs", seen.append, "t.json"), seen))
+        finally:
+            _stream.WHOLE_BYTES = old
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("text", [b'{"xs": [1, 2]', b'{"xs": [1]} x', b"\xff\xfe", b"[1, 2]"])
+def test_whole_file_decoding_leaves_errors_to_the_streaming_reader(text: bytes) -> None:
+    import io as _io
+
+    messages = []
+    for whole in (0, _stream.WHOLE_BYTES):
+        old = _stream.WHOLE_BYTES
+        _stream.WHOLE_BYTES = whole
+        try:
+            with pytest.raises(InvalidInputError) as info:
+                _stream.scan_json(_io.BytesIO(text), "xs", lambda _: None, "t.json")
+        finally:
+            _stream.WHOLE_BYTES = old
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "t.json" in messages[0]
 
 
 def test_gzip_member_with_wrong_suffix_is_still_read(tmp_path: Path) -> None:

@@ -117,10 +117,16 @@ def _checked(data: Any, p: Path, name: str) -> tuple[Schedule, list[str]]:
 
 
 def _drop_reused_inputs(data: Any) -> list[str]:
-    """Remove circuits whose input port an earlier circuit of the same configuration uses."""
+    """Remove circuits whose input port an earlier circuit of the same configuration uses.
+
+    Only on one-port directed switches: where an endpoint has several ports, or circuits are
+    bidirectional, a configuration may use an input several times (the validator counts it).
+    """
     found: list[str] = []
     switches = data.get("switches") if isinstance(data, dict) else None
     for b, sw in enumerate(switches if isinstance(switches, list) else []):
+        if isinstance(sw, dict) and (sw.get("bidirectional") is True or sw.get("ports_per_endpoint", 1) != 1):
+            continue
         confs = sw.get("configurations") if isinstance(sw, dict) else None
         for k, c in enumerate(confs if isinstance(confs, list) else []):
             circuits = c.get("circuits") if isinstance(c, dict) else None
