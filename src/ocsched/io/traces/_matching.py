@@ -210,13 +210,16 @@ def _match(
     matched: list[_Matched] = []
     matching: dict[str, str] = {}
     templates = _Templates(algorithm)
+    # Each rank's collectives by process group, in its order (one pass, not one per group).
+    of_group: dict[int, dict[str, list[int]]] = {}
+    for r, t in by_rank.items():
+        mine: dict[str, list[int]] = defaultdict(list)
+        for i, op in enumerate(t.ops):
+            if op.kind not in _P2P:
+                mine[_world_key(op.group)].append(i)
+        of_group[r] = mine
     for g, ranks in members.items():
-        lists = []
-        for r in ranks:
-            idx = [
-                i for i, op in enumerate(by_rank[r].ops) if _world_key(op.group) == g and op.kind not in _P2P
-            ]
-            lists.append(idx)
+        lists = [of_group[r].get(g, []) for r in ranks]
         if not any(lists):
             continue
         with_seq = all(
