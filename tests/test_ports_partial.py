@@ -10,6 +10,8 @@ iterations and reschedule are valid there.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -40,12 +42,18 @@ def _one_switch(fab: Fabric, n: int, confs: list[Configuration]) -> Schedule:
 # -- the rule by hand ----------------------------------------------------------------------------
 
 
+def _one_heavy_partner() -> np.ndarray:
+    """Endpoint 0 sends 2.5 to 1 and 1 each to 2 and 3 (4 endpoints)."""
+    d = np.zeros((4, 4))
+    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
+    return d
+
+
 def test_a_kept_circuit_frees_the_other_port_and_beats_the_all_stop_bound() -> None:
     """0 keeps {0, 1} on one port while its other port moves from 2 to 3: 3.0, below the
     all-stop bound of 3.25; the partial bound is exactly 3.0."""
     n = 4
-    d = np.zeros((n, n))
-    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
+    d = _one_heavy_partner()
     fab = Fabric((_switch(2, True),), model="partial")
     good = _one_switch(fab, n, [_conf(0.5, 1.0, [(0, 1), (0, 2)], n), _conf(2.0, 1.0, [(1, 0), (0, 3)], n)])
     assert validate(good, d, fabric=fab).ok
@@ -61,9 +69,7 @@ def test_a_kept_circuit_frees_the_other_port_and_beats_the_all_stop_bound() -> N
 def test_spectra_ports_reconfigures_one_port_while_the_other_stays_lit() -> None:
     """The same demand: spectra-ports under partial runs each port as a layer of its own and
     reaches the partial bound, 3.0, where all-stop needs more."""
-    n = 4
-    d = np.zeros((n, n))
-    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
+    d = _one_heavy_partner()
     fab = Fabric((_switch(2, True),), model="partial")
     got = schedule(d, fabric=fab, algorithm="spectra-ports")
     assert validate(got, d, fabric=fab).ok
@@ -116,7 +122,7 @@ def test_parallel_circuits_are_kept_as_many_times_as_held_before() -> None:
     assert held[1].tolist() == [0.3] and sorted(held[2].tolist()) == pytest.approx([1.0, 1.2])
 
 
-def test_fabrics_and_files_carry_the_partial_model_on_port_switches(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_fabrics_and_files_carry_the_partial_model_on_port_switches() -> None:
     fab = Fabric((_switch(2, True, 0.1),) * 2, model="partial")
     assert Fabric.from_dict(fab.to_dict()) == fab
     d = np.random.default_rng(3).random((5, 5)) * (1 - np.eye(5))
@@ -125,38 +131,17 @@ def test_fabrics_and_files_carry_the_partial_model_on_port_switches(tmp_path) ->
     assert back.on_fabric() == fab and validate(back, d).ok
 
 
-def test_cli_schedules_and_validates_a_partial_port_fabric(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    d = np.zeros((4, 4))
-    d[0, 1], d[0, 2], d[0, 3] = 2.5, 1.0, 1.0
-    np.save(tmp_path / "d.npy", d)
+def test_cli_schedules_and_validates_a_partial_port_fabric(tmp_path: Path) -> None:
+    np.save(tmp_path / "d.npy", _one_heavy_partner())
     out = tmp_path / "s.json"
-    args = ["-s", "1", "-d", "0.5", "--bidirectional", "--ports-per-endpoint", "2"]
-    r = run(
-        "schedule",
-        tmp_path / "d.npy",
-        *args,
-        "--reconfiguration",
-        "partial",
-        "-a",
-        "spectra-ports",
-        "-o",
-        out,
-    )
+    cmd = ["schedule", tmp_path / "d.npy", "-s", "1", "-d", "0.5", "--bidirectional"]
+    cmd += ["--ports-per-endpoint", "2", "--reconfiguration", "partial"]
+    r = run(*cmd, "-a", "spectra-ports", "-o", out)
     assert r.exit_code == 0, r.output
     assert Schedule.from_json(out.read_text()).makespan == pytest.approx(3.0, rel=1e-12)
-    r = run("validate", tmp_path / "d.npy", out)
+    r = run("validate", tmp_path / "d.npy", out)  # 0 holds two circuits at once (2 ports): read as such
     assert r.exit_code == 0 and "valid" in r.stdout, r.output
-    r = run(
-        "schedule",
-        tmp_path / "d.npy",
-        *args,
-        "--reconfiguration",
-        "partial",
-        "-a",
-        "exact-ports",
-        "-o",
-        tmp_path / "e.json",
-    )
+    r = run(*cmd, "-a", "exact-ports", "-o", tmp_path / "e.json")
     assert r.exit_code == 2 and "partial" in r.output
 
 
@@ -288,7 +273,7 @@ def test_spectra_ports_under_partial_is_valid_and_never_later_than_all_stop(
     assert got.makespan <= stop.makespan * (1 + 1e-12)
 
 
-def test_controller_orders_keep_what_the_rule_keeps_and_replay_parallel_circuits(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_controller_orders_keep_what_the_rule_keeps_and_replay_parallel_circuits(tmp_path: Path) -> None:
     """oxc-orders: {0, 1} held twice then once (either way round) and {2, 3} kept, one more
     {2, 3} added: 3 circuits set up, then 1 deleted and 1 added; the replay rebuilds a valid schedule."""
     from ocsched.io import export, read_export
