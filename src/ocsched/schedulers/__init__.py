@@ -134,9 +134,10 @@ SCHEDULERS: dict[str, Scheduler] = {
     "exact-ports": Scheduler(
         _exact_ports,
         f"Exact MILP optimum on bidirectional / multi-port switches for tiny instances "
-        f"(n <= {MAX_EXACT_ENDPOINTS}; maximal b-matchings per switch, {EXACT_PORTS_NODES} nodes)",
+        f"(n <= {MAX_EXACT_ENDPOINTS}; maximal b-matchings per switch, {EXACT_PORTS_NODES} nodes; "
+        "partial model: the all-stop optimum or spectra-ports, unproved)",
         max_ports=MAX_EXACT_ENDPOINTS,
-        supports=PORT_FEATURES,
+        supports=PORT_FEATURES | {"partial"},
     ),
     "exact": Scheduler(
         _exact,

@@ -79,10 +79,18 @@ def _exact_ports(demand: Demand, fabric: Fabric, rng: RngLike) -> Result:
     Stops after :data:`EXACT_PORTS_NODES` nodes (its LPs are large: one column per maximal
     b-matching and switch); spectra-ports' schedule is
     returned instead where it ends earlier (never worse than it), with the MILP's status and
-    dual bound.
+    dual bound. Under the partial model, as ``exact`` does: the all-stop optimum (valid there)
+    or spectra-ports' partial schedule, whichever ends first, with status ``"heuristic"`` and no
+    dual bound (kept circuits can beat the all-stop optimum, so it proves nothing there).
     """
     heuristic = _ports(demand, fabric, rng)
     end = latest_end(heuristic.switches)
-    res = solve_ports_exact(demand, fabric, node_limit=EXACT_PORTS_NODES, upper=end)
+    partial = fabric.reconfiguration.keeps_circuits
+    stop = fabric.with_model("all-stop")
+    # The cut-off must not exclude the all-stop optimum, which a partial schedule may beat.
+    upper = latest_end(_ports(demand, stop, rng).switches) if partial else end
+    res = solve_ports_exact(demand, stop, node_limit=EXACT_PORTS_NODES, upper=upper)
     switches = heuristic.switches if end < res.makespan else res.switches
+    if partial:
+        return Result(switches, 0, "heuristic", None)
     return Result(switches, 0, res.status, res.dual_bound)
