@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import run
-from ocsched import Fabric, InvalidInputError, Schedule, Switch, schedule, validate
+from ocsched import Fabric, Schedule, Switch, schedule, validate
 from ocsched.bounds import lower_bound
 from ocsched.model import Configuration
 from ocsched.timing import check_switch, partial_starts
