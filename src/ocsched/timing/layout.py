@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched.timing.pools import PortPools, circuit_pools, kept_circuits
+from ocsched.timing.pools import PortPools, kept_circuits
 
 __all__ = ["lay_out_windows", "partial_starts"]
 
@@ -94,21 +94,16 @@ def partial_starts(
     ins = np.concatenate([empty, *(np.asarray(i, np.int64) for i, _ in circuits)])
     outs = np.concatenate([empty, *(np.asarray(j, np.int64) for _, j in circuits)])
     kept = kept_circuits(owner, ins, outs, bidirectional)
-    pa, pb = circuit_pools(ins, outs, bidirectional)
-    pools = PortPools(np.concatenate([pa, pb]), ports_per_endpoint, t0)
+    pools = PortPools(ins, outs, kept, ports=ports_per_endpoint, bidirectional=bidirectional, t0=t0)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     end = t0
     starts: list[float] = []
     for k, w in enumerate(durations):
         start = end if starts else t0 + delta
-        lo, hi = int(offsets[k]), int(offsets[k + 1])
-        if hi > lo:
-            rows, new, keep = pools.counts(
-                np.concatenate([pa[lo:hi], pb[lo:hi]]), np.concatenate([kept[lo:hi], kept[lo:hi]])
-            )
-            start = max(start, float(pools.dark_since(rows, new, keep).max()) + delta)
+        step = pools.step(int(offsets[k]), int(offsets[k + 1]))
+        if step[0].size:
+            start = max(start, float(pools.dark_since(step).max()) + delta)
         starts.append(start)
         end = start + float(w)
-        if hi > lo:
-            pools.light(rows, new, keep, end)
+        pools.light(step, end)
     return starts

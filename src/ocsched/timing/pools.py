@@ -21,20 +21,7 @@ from numpy.typing import NDArray
 
 from ocsched.timing.tolerance import FloatArray, IntArray
 
-__all__ = ["PortPools", "circuit_pools", "kept_circuits"]
-
-
-def circuit_pools(ins: IntArray, outs: IntArray, bidirectional: bool) -> tuple[IntArray, IntArray]:
-    """The pools the two ends of each circuit take a port of.
-
-    Directed: ``2 i`` (input i) and ``2 j + 1`` (output j); bidirectional: ``i`` and ``j``.
-
-    >>> [p.tolist() for p in circuit_pools(np.array([0, 1]), np.array([1, 2]), False)]
-    [[0, 2], [3, 5]]
-    """
-    if bidirectional:
-        return ins, outs
-    return 2 * ins, 2 * outs + 1
+__all__ = ["PortPools", "kept_circuits"]
 
 
 def kept_circuits(owner: IntArray, ins: IntArray, outs: IntArray, bidirectional: bool) -> NDArray[np.bool_]:
@@ -73,50 +60,73 @@ class PortPools:
 
     Parameters
     ----------
-    pools : ndarray of int64
-        Every pool id the circuits use (repeats allowed).
+    ins, outs : ndarray of int64
+        Every circuit of the switch's configurations, configuration after configuration.
+    kept : ndarray of bool
+        Per circuit, whether it is kept from the previous configuration.
     ports : int
         Ports per pool (the switch's ports per endpoint).
+    bidirectional : bool
+        One pool per endpoint, either end of a circuit takes a port of it; otherwise an input
+        pool and an output pool per endpoint.
     t0 : float
         When every port is dark from.
 
     Examples
     --------
-    Two ports per endpoint, bidirectional: {0, 1} is kept while {0, 2} lights on 0's second port,
-    dark since 0, and 2's first.
+    Two ports per endpoint, bidirectional: {0, 1}, then {0, 1} kept while {0, 2} lights on 0's
+    second port (dark since 0) and 2's first.
 
-    >>> p = PortPools(np.array([0, 1, 2]), 2)
-    >>> p.light(*p.counts(np.array([0, 1]), np.array([False, False])), 1.0)
-    >>> ids, new, keep = p.counts(np.array([0, 1, 0, 2]), np.array([True, True, False, False]))
-    >>> p.dark_since(ids, new, keep).tolist()
+    >>> ins, outs = np.array([0, 0, 0]), np.array([1, 1, 2])
+    >>> p = PortPools(ins, outs, np.array([False, True, False]), ports=2, bidirectional=True)
+    >>> p.light(p.step(0, 1), 1.0)
+    >>> p.dark_since(p.step(1, 3)).tolist()
     [0.0, -inf, 0.0]
     """
 
-    def __init__(self, pools: IntArray, ports: int, t0: float = 0.0) -> None:
-        self.ids = np.unique(pools)
+    def __init__(
+        self,
+        ins: IntArray,
+        outs: IntArray,
+        kept: NDArray[np.bool_],
+        *,
+        ports: int,
+        bidirectional: bool,
+        t0: float = 0.0,
+    ) -> None:
+        # Pool ids: directed, 2 i (input i) and 2 j + 1 (output j); bidirectional, i and j.
+        self.ends = (ins, outs) if bidirectional else (2 * ins, 2 * outs + 1)
+        self.kept = kept
+        self.ids = np.unique(np.concatenate(self.ends))
         self.ports = int(ports)
         self.dark = np.full((self.ids.size, self.ports), float(t0))
 
-    def counts(self, uses: IntArray, kept: NDArray[np.bool_]) -> tuple[IntArray, IntArray, IntArray]:
-        """For the pools one configuration's circuit ends ``uses`` take (``kept``: of a kept circuit):
-        the rows of those pools, and per row the new and the kept circuits' ends."""
+    def step(self, lo: int, hi: int) -> tuple[IntArray, IntArray, IntArray]:
+        """For the configuration of circuits ``lo:hi``: the rows of the pools it takes ports of,
+        and per row the ends of its new and of its kept circuits."""
+        a, b = self.ends
+        uses = np.concatenate([a[lo:hi], b[lo:hi]])
+        kept = np.concatenate([self.kept[lo:hi], self.kept[lo:hi]])
         rows, inv = np.unique(np.searchsorted(self.ids, uses), return_inverse=True)
         keep = np.bincount(inv, weights=kept.astype(np.float64), minlength=rows.size).astype(np.int64)
         new = np.bincount(inv, minlength=rows.size).astype(np.int64) - keep
         return rows, new, keep
 
-    def dark_since(self, rows: IntArray, new: IntArray, keep: IntArray) -> FloatArray:
-        """Per row, since when the ports its new circuits take have all been dark (-inf: none new).
+    def dark_since(self, step: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+        """Per row of a :meth:`step`, since when the ports its new circuits take have all been
+        dark (-inf: none new).
 
         The kept circuits hold the ports lit last (the largest times); the new ones take the
         others, dark longest first, so the time is the ``new``-th smallest of those.
         """
-        pos = np.clip(new - 1, 0, np.maximum(self.ports - 1 - keep, 0))
-        since = self.dark[rows, np.minimum(pos, self.ports - 1)]
+        rows, new, keep = step
+        since = self.dark[rows, np.clip(new - 1, 0, np.maximum(self.ports - 1 - keep, 0))]
         return np.where(new > 0, since, -np.inf)
 
-    def light(self, rows: IntArray, new: IntArray, keep: IntArray, end: float) -> None:
-        """Record that the configuration ran until ``end``: its kept ports and the new ones lit till then."""
+    def light(self, step: tuple[IntArray, IntArray, IntArray], end: float) -> None:
+        """Record that a :meth:`step`'s configuration ran until ``end``: its kept ports and the new
+        ones lit till then."""
+        rows, new, keep = step
         q = np.arange(self.ports)
         block = self.dark[rows]
         lit = (q[None, :] < new[:, None]) | (q[None, :] >= self.ports - keep[:, None])

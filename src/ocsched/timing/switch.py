@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.timing.models import reconfiguration
-from ocsched.timing.pools import PortPools, circuit_pools, kept_circuits
+from ocsched.timing.pools import PortPools, kept_circuits
 from ocsched.timing.tolerance import RTOL, FloatArray, IntArray, SwitchConfs, _ulps
 
 __all__ = ["check_switch", "held_times", "switch_violations"]
@@ -282,6 +282,16 @@ def _check_all_stop(
         )
 
 
+def _check_overlap(x: _Confs, found: list[tuple[int, int, str, str]]) -> None:
+    """Partial: a configuration may not start before the previous one ends."""
+    prev_end = np.concatenate([[-np.inf], x.end[:-1]])
+    overlap = x.start < prev_end - _ulps(x.start, prev_end)
+    for t in np.flatnonzero(overlap).tolist():
+        found.append(
+            (t, 2, "timing", f"starts at {x.start[t]:.12g}, before the previous end {prev_end[t]:.12g}")
+        )
+
+
 def _check_partial(
     x: _Confs,
     wins: _Windows,
@@ -290,12 +300,7 @@ def _check_partial(
     rtol: float,
     found: list[tuple[int, int, str, str]],
 ) -> None:
-    prev_end = np.concatenate([[-np.inf], x.end[:-1]])
-    overlap = x.start < prev_end - _ulps(x.start, prev_end)
-    for t in np.flatnonzero(overlap).tolist():
-        found.append(
-            (t, 2, "timing", f"starts at {x.start[t]:.12g}, before the previous end {prev_end[t]:.12g}")
-        )
+    _check_overlap(x, found)
     ends = x.end[x.owner]
     base = np.maximum.reduce(
         [
@@ -333,22 +338,13 @@ def _check_pools(
     Configuration by configuration: O(C log C) for C circuits in all, plus a few array operations
     per configuration.
     """
-    prev_end = np.concatenate([[-np.inf], x.end[:-1]])
-    overlap = x.start < prev_end - _ulps(x.start, prev_end)
-    for t in np.flatnonzero(overlap).tolist():
-        found.append(
-            (t, 2, "timing", f"starts at {x.start[t]:.12g}, before the previous end {prev_end[t]:.12g}")
-        )
-    pa, pb = circuit_pools(x.ins, x.outs, both)
-    pools = PortPools(np.concatenate([pa, pb]), cap)
+    _check_overlap(x, found)
+    pools = PortPools(x.ins, x.outs, kept, ports=cap, bidirectional=both)
     window_end = wins.last_end(x.start)
     for t in range(x.start.size):
-        lo, hi = x.offsets[t], x.offsets[t + 1]
-        if lo == hi:
-            continue
-        uses = np.concatenate([pa[lo:hi], pb[lo:hi]])
-        rows, new, keep = pools.counts(uses, np.concatenate([kept[lo:hi], kept[lo:hi]]))
-        base = np.maximum(pools.dark_since(rows, new, keep), window_end[t])
+        step = pools.step(x.offsets[t], x.offsets[t + 1])
+        rows, new, _ = step
+        base = np.maximum(pools.dark_since(step), window_end[t])
         bad = np.flatnonzero((new > 0) & _too_early(np.full(rows.size, x.start[t]), base, delta, rtol))
         if bad.size:
             r = int(bad[0])
@@ -364,7 +360,7 @@ def _check_pools(
                     f"(the last one it needs went dark at {base[r]:.12g})",
                 )
             )
-        pools.light(rows, new, keep, float(x.end[t]))
+        pools.light(step, float(x.end[t]))
 
 
 def switch_violations(
