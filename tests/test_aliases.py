@@ -17,7 +17,7 @@ import pytest
 
 from helpers import run
 from ocsched import Fabric, InvalidInputError, Iteration, Phase, Switch, schedule
-from ocsched.fabric import SwitchFailure
+from ocsched.model.failures import SwitchFailure
 from ocsched.online import OnlineScheduler, plan
 from ocsched.schedulers import ALIASES, SCHEDULERS, scheduler_name
 from ocsched.sequence import schedule_iteration

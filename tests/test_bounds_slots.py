@@ -55,7 +55,7 @@ def _never_above_the_line_optimum(d: np.ndarray, s: int, delta: float) -> None:
 
 @settings(max_examples=25)
 @given(
-    d=line_entries(max_k=5) | small_and_large(),
+    d=line_entries(max_k=4) | small_and_large(),
     s=st.integers(1, 4),
     delta=st.sampled_from([0.01, 0.05, 0.2, 1.0]),
 )

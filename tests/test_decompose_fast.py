@@ -96,7 +96,10 @@ def test_fast_equals_reference_on_seeded_inputs(kind: str, seed: int) -> None:
             assert m_fast == pytest.approx(m_ref, rel=1e-9) if kind != "perm_sum" else m_fast > 0
 
 
-@pytest.mark.parametrize(("kind", "n", "seed"), [("skewed", 40, 7), ("dense", 100, 3), ("dense", 150, 1)])
+@pytest.mark.parametrize(
+    ("kind", "n", "seed"),
+    [("skewed", 40, 7), pytest.param("dense", 100, 3, marks=pytest.mark.slow), ("dense", 150, 1)],
+)
 def test_fast_rounds_optimal_on_larger_inputs(kind: str, n: int, seed: int) -> None:
     # Dense n >= 100 runs the candidate graph with pricing (more than 64 live entries a row).
     _check_rounds_are_optimal(make_demand(kind, n, seed))

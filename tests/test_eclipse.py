@@ -62,7 +62,8 @@ def test_fast_is_the_reference_with_refinement(dm: FloatArray, delta: float) -> 
 @pytest.mark.parametrize(
     ("name", "options"),
     [
-        ("standard", {"n": 100}),  # dense residual: scipy's assignment per candidate
+        # dense residual: scipy's assignment per candidate
+        pytest.param("standard", {"n": 100}, marks=pytest.mark.slow),
         ("standard", {"n": 160, "flows": 4}),  # sparse residual: the compiled solver
         ("moe", {"gpus": 16}),
         ("gpt32", {"copies": 2}),

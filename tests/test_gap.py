@@ -107,7 +107,7 @@ def test_gap_command_standard_with_option() -> None:
 
 def test_gap_command_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(
-        WORKLOADS, "nosize", Workload("nosize", lambda *, rng=None: np.ones((2, 2)), "time", "x")
+        WORKLOADS, "nosize", Workload("nosize", lambda *, rng=None: np.ones((2, 2)), "time", "x", ())
     )
     cases = [
         (["--workload", "nosize", "--n", "3"], "no `n` option"),

@@ -13,8 +13,8 @@ import ocsched
 from helpers import D3_SKEWED as D3
 from helpers import kept_prefix, run
 from ocsched import Fabric, InvalidInputError, Iteration, LinkDown, Phase, Switch, SwitchDown
-from ocsched.fabric import LinkFailure, SwitchFailure
 from ocsched.io import write_iteration_schedule
+from ocsched.model.failures import LinkFailure, SwitchFailure
 from ocsched.sequence import schedule_iteration, validate_iteration
 from ocsched.sequence.reschedule import reschedule_iteration
 

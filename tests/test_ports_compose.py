@@ -31,10 +31,10 @@ from ocsched import (
     schedule_iteration,
     validate,
 )
-from ocsched.fabric import LinkFailure, SwitchFailure
 from ocsched.io import read_iteration_schedule, write_iteration_schedule
 from ocsched.iteration import IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule
+from ocsched.model.failures import LinkFailure, SwitchFailure
 from ocsched.sequence import validate_iteration
 from ocsched.timing.served import served_amounts
 from ocsched.workloads.tpu_pod import tpu_pod, tpu_pod_fabric

@@ -23,9 +23,10 @@ pytest.importorskip("uvicorn")
 
 from ocsched import schedule, validate  # noqa: E402
 from ocsched.bounds import lower_bound  # noqa: E402
-from ocsched.fabric import Fabric, SwitchFailure  # noqa: E402
+from ocsched.fabric import Fabric  # noqa: E402
 from ocsched.iteration import IterationSchedule  # noqa: E402
 from ocsched.model import Demand, Schedule  # noqa: E402
+from ocsched.model.failures import SwitchFailure  # noqa: E402
 from ocsched.reschedule import reschedule  # noqa: E402
 from ocsched.schedulers import ALIASES  # noqa: E402
 from ocsched.sequence import validate_iteration  # noqa: E402

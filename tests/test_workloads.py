@@ -18,7 +18,7 @@ from ocsched import io
 from ocsched.cli import app
 from ocsched.errors import InvalidInputError
 from ocsched.io import read_coflow_trace as read_trace
-from ocsched.workloads import WORKLOADS, block_diagonal, generate, normalize, workloads
+from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS, block_diagonal, generate, normalize, workloads
 from ocsched.workloads.coflow import coflow, coflow_matrix, packaged_trace
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
 from ocsched.workloads.gpt import gpt, gpt32, gpt32_block
@@ -65,8 +65,8 @@ def test_registry_lists_every_family() -> None:
         "moe8": "time",
         "coflow": "bytes",
     }
-    assert WORKLOADS["gpt32"].options() == {"copies": 1}
-    assert WORKLOADS["moe8"].options() == {"copies": 1}
+    assert WORKLOADS["gpt32"].defaults() == {"copies": 1}
+    assert WORKLOADS["moe8"].defaults() == {"copies": 1}
 
 
 @pytest.mark.parametrize(
@@ -605,21 +605,53 @@ def test_cli_workloads_lists_options_and_defaults() -> None:
     assert "--preset STR" in res.output and "(default: gpt3-1.3b)" in res.output
     assert "--gini FLOAT" in res.output and "(default: 0.25)" in res.output
     assert "--combine BOOL" in res.output and "(default: false)" in res.output
-    assert "--start-ms FLOAT" in res.output and "(default: unset)" in res.output
+    assert "--start-ms FLOAT" in res.output and "(ms, default: unset)" in res.output
+    assert "One of: uniform, zipf, dirichlet." in res.output
 
 
-def test_one_option_parser_types_by_signature() -> None:
-    from ocsched.cli._app import flag_pairs, option_types, parse_options
+@pytest.mark.parametrize("name", sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
+def test_declared_options_are_the_generators_keywords(name: str) -> None:
+    """The registry's options are the generator's keywords, in order, with its defaults and types."""
+    import inspect
+    import typing
 
-    assert option_types("standard")["disjoint"] is bool and option_types("moe")["gini"] is float
-    assert option_types("coflow")["path"] is str and "trace" not in option_types("coflow")
-    assert parse_options("standard", ["n=8", "disjoint=no", ("sigma", "0.1")]) == {
+    from ocsched.workloads import workload_options
+
+    func = (WORKLOADS.get(name) or ITERATION_WORKLOADS[name]).func
+    params = {k: p for k, p in inspect.signature(func).parameters.items() if k != "rng"}
+    hints = typing.get_type_hints(func)
+    declared = workload_options(name)
+    # A `trace` keyword (a parsed trace) is offered as the text option `path` (a file read for you).
+    assert [("trace" if o.name == "path" else o.name) for o in declared] == list(params)
+    for o in declared:
+        if o.name == "path":
+            assert o.kind is str and o.default is None
+            continue
+        p = params[o.name]
+        assert o.default == p.default and type(o.default) is type(p.default), o.name
+        assert o.kind in typing.get_args(hints[o.name]) or hints[o.name] is o.kind, o.name
+        assert o.help.endswith(".") and o.help[0].isupper(), o.name
+        if o.choices:
+            assert o.default in o.choices, o.name
+
+
+def test_one_option_parser_types_by_declaration() -> None:
+    from ocsched.workloads import workload_options
+    from ocsched.workloads.options import flag_pairs, parse_options
+
+    def options(name: str, pairs: list[str | tuple[str, str]]) -> dict[str, object]:
+        return parse_options(name, workload_options(name), pairs)
+
+    kinds = {o.name: o.kind for o in workload_options("standard")}
+    assert kinds["disjoint"] is bool and {o.name: o.kind for o in workload_options("moe")}["gini"] is float
+    assert workload_options("coflow")[0].name == "path"
+    assert options("standard", ["n=8", "disjoint=no", ("sigma", "0.1")]) == {
         "n": 8,
         "disjoint": False,
         "sigma": 0.1,
     }
-    assert parse_options("gpt32", ["copies=2.0"]) == {"copies": 2}  # integral text counts as an integer
-    assert parse_options("moe", flag_pairs("moe", ["--combine", "--top-k=2"])) == {
+    assert options("gpt32", ["copies=2.0"]) == {"copies": 2}  # integral text counts as an integer
+    assert options("moe", list(flag_pairs("moe", workload_options("moe"), ["--combine", "--top-k=2"]))) == {
         "combine": True,
         "top_k": 2,
     }
@@ -633,4 +665,6 @@ def test_one_option_parser_types_by_signature() -> None:
     ]
     for pairs, message in bad:
         with pytest.raises(InvalidInputError, match=re.escape(message)):
-            parse_options("standard", pairs)
+            options("standard", pairs)
+    with pytest.raises(InvalidInputError, match=r"`workload` .*'nope'"):
+        workload_options("nope")

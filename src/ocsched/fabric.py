@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ocsched._checks import check_bool, check_choice, check_delta, check_int, check_number, check_switches
 from ocsched._limits import MAX_DOWN_WINDOWS as MAX_DOWN_WINDOWS
 from ocsched._limits import MAX_FAILED_LINKS as MAX_FAILED_LINKS
@@ -30,7 +28,7 @@ from ocsched.errors import InvalidInputError
 from ocsched.timing.models import RECONFIGURATIONS, Reconfiguration, reconfiguration
 
 if TYPE_CHECKING:
-    from ocsched.model import Configuration
+    pass
 
 __all__ = [
     "MAX_DOWN_WINDOWS",
@@ -40,12 +38,9 @@ __all__ = [
     "MODELS",
     "Fabric",
     "LinkDown",
-    "LinkFailure",
     "Switch",
     "SwitchDown",
-    "SwitchFailure",
     "as_fabric",
-    "degrade",
 ]
 
 #: Reconfiguration models: every configuration pays the full delay, or kept circuits stay lit.
@@ -417,74 +412,6 @@ def _entries(
         where = f"{name}.{key}[{k}]"
         _only(entry, keys, where)
         yield where, entry
-
-
-@dataclass(frozen=True)
-class SwitchFailure:
-    """Switch ``switch`` (0-based, as in schedule files) stops for good at time ``at``.
-
-    >>> SwitchFailure(3, 0.05)
-    SwitchFailure(switch=3, at=0.05)
-    """
-
-    switch: int
-    at: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "switch", check_int(self.switch, "failed switch", minimum=0))
-        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
-
-    def stops(self, conf: Configuration) -> bool:
-        """Whether ``conf``, running on the failed switch at the failure, must stop then: always."""
-        return True
-
-
-@dataclass(frozen=True)
-class LinkFailure:
-    """The link between ``port`` and switch ``switch`` fails for good at time ``at``.
-
-    >>> LinkFailure(port=2, switch=0, at=1.5)
-    LinkFailure(port=2, switch=0, at=1.5)
-    """
-
-    port: int
-    switch: int
-    at: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "port", check_int(self.port, "failed link port", minimum=0))
-        object.__setattr__(self, "switch", check_int(self.switch, "failed link switch", minimum=0))
-        object.__setattr__(self, "at", check_number(self.at, "failure time `at`", low=0.0))
-
-    def stops(self, conf: Configuration) -> bool:
-        """Whether ``conf``, running on the failed switch at the failure, must stop then: if it uses the port.
-
-        >>> from ocsched.model import Configuration
-        >>> c = Configuration.from_circuits(0.0, 1.0, [(0, 1)], ports=3)
-        >>> LinkFailure(1, 0, 0.5).stops(c), LinkFailure(2, 0, 0.5).stops(c)
-        (True, False)
-        """
-        ins, outs = conf.circuit_arrays()
-        return bool(np.any(ins[outs >= 0] == self.port) or np.any(outs == self.port))
-
-
-def degrade(fabric: Fabric, failure: SwitchFailure | LinkFailure) -> Fabric:
-    """Return ``fabric`` with ``failure`` added (a switch down from ``at``, or a link failed from ``at``).
-
-    >>> degrade(Fabric.uniform(2, 0.1), SwitchFailure(1, 0.5)).down
-    (SwitchDown(switch=1, start=0.5, end=inf),)
-    """
-    if not isinstance(failure, SwitchFailure | LinkFailure):
-        raise InvalidInputError(
-            f"`failure` must be a SwitchFailure or a LinkFailure; got {type(failure).__name__}"
-        )
-    if failure.switch >= fabric.size:
-        raise InvalidInputError(
-            f"failed switch {failure.switch} is outside 0..{fabric.size - 1} (switches are 0-based)"
-        )
-    if isinstance(failure, SwitchFailure):
-        return fabric.with_failures(down=[SwitchDown(failure.switch, failure.at)])
-    return fabric.with_failures(failed_links=[LinkDown(failure.port, failure.switch, failure.at)])
 
 
 def as_fabric(switches: object = None, delta: object = None, fabric: Fabric | None = None) -> Fabric:

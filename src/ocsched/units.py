@@ -9,7 +9,7 @@ Rates are written with a unit, e.g. ``"400Gbps"``, ``"400 Gb/s"``, ``"50GB/s"``,
 (decimal prefixes, as network rates are quoted; ``b`` is bits, ``B`` is bytes). Durations are
 written ``"10us"``, ``"1.5 ms"``, ``"2e-6s"``, ``"40ns"`` (``µs`` is accepted for ``us``); a bare
 number is taken as already in the demand's unit. Numbers follow one ASCII-only grammar, like every
-number the command line reads (:mod:`ocsched.io._text`).
+number the command line reads (:mod:`ocsched._text`).
 
 >>> bytes_per_second("400Gbps")
 50000000000.0

@@ -4,7 +4,7 @@ Bad input of any kind (a library :class:`~ocsched.errors.InvalidInputError`, or 
 error such as a missing option or an ill-typed value) ends the command with one line on stderr,
 ``error: ...``, and exit code 2: never a traceback, never a multi-line box.
 
-Every number on the command line is read by one ASCII-only grammar (:mod:`ocsched.io._text`):
+Every number on the command line is read by one ASCII-only grammar (:mod:`ocsched._text`):
 ``int_option``/``float_option`` are the ``parser=`` of every numeric option, so ``"²"``,
 ``"４"``, ``"1_0"``, ``"nan"``, ``"inf"`` and out-of-range values are refused the same way
 everywhere, naming the option and the value.
@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
-import math
 import os
 import sys
-import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -26,13 +23,12 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
-from ocsched._checks import check_bool, check_choice
+from ocsched._text import parse_float, parse_int
 from ocsched._version import __version__
 from ocsched.cli._help import tidy
 from ocsched.cli._output import with_log_options
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.io._files import MAX_SWITCHES, os_reason
-from ocsched.io._text import parse_float, parse_int, shown
 
 __all__ = [
     "MAX_SWITCHES",
@@ -40,12 +36,9 @@ __all__ = [
     "choice_type",
     "cli_errors",
     "fail",
-    "flag_pairs",
     "float_option",
     "int_option",
-    "option_types",
     "parse_delta",
-    "parse_options",
     "parse_switches",
 ]
 
@@ -232,147 +225,3 @@ def parse_switches(value: str) -> int:
 def parse_delta(value: str) -> float:
     """Parse one ``--delta`` value from text: a finite number >= 0."""
     return parse_float(value, "--delta", low=0.0)
-
-
-# --------------------------------------------------------------------------------------------
-# Workload options: one parser for `generate NAME --opt value` and `gap --option k=v`
-# --------------------------------------------------------------------------------------------
-
-_TRUE = ("true", "1", "yes", "on")
-_FALSE = ("false", "0", "no", "off")
-
-
-def option_types(workload: str) -> dict[str, type]:
-    """Map each option of workload ``workload`` to the type its text converts to.
-
-    The type comes from the generator's signature: the default's type, else the first of
-    bool, int, float, str in the annotation. A generator's ``trace`` option is offered as
-    ``path`` (a file that :func:`ocsched.io.generate` reads).
-
-    >>> option_types("gpt32")
-    {'copies': <class 'int'>}
-    """
-    from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS  # not needed by most commands
-
-    check_choice(workload, "workload", sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
-    func = WORKLOADS[workload].func if workload in WORKLOADS else ITERATION_WORKLOADS[workload].func
-    hints = typing.get_type_hints(func)
-    out: dict[str, type] = {}
-    for name, param in inspect.signature(func).parameters.items():
-        if name == "rng":
-            continue
-        if name == "trace":
-            out["path"] = str
-            continue
-        if param.default is not None and type(param.default) in (bool, int, float, str):
-            out[name] = type(param.default)
-            continue
-        hint = hints.get(name, str)
-        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-        args = typing.get_args(hint) if union else (hint,)
-        out[name] = next((t for t in (bool, int, float, str) if t in args), str)
-    return out
-
-
-def _convert(key: str, text: str, kind: type) -> Any:
-    if kind is bool:
-        low = text.strip(" \t").lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        return check_bool(text, key)  # raises: "`key` must be true or false; got 'maybe'"
-    if kind is int:
-        try:
-            return parse_int(text, key)
-        except InvalidInputError:
-            pass
-        try:  # "1e3", "4.0": an integral number written as one
-            number = parse_float(text, key)
-        except InvalidInputError:
-            number = math.nan
-        if number.is_integer():
-            return int(number)
-        raise InvalidInputError(f"`{key}` must be an integer; got {shown(text)}")
-    if kind is float:
-        try:
-            return parse_float(text, key)
-        except InvalidInputError:  # "nan" and "inf" included: the generators take finite numbers
-            raise InvalidInputError(f"`{key}` must be a number; got {shown(text)}") from None
-    return text
-
-
-def parse_options(workload: str, pairs: Iterable[str | tuple[str, str]]) -> dict[str, Any]:
-    """Type workload options given as text, by the generator's signature.
-
-    Parameters
-    ----------
-    workload : str
-        A key of :data:`ocsched.workloads.WORKLOADS`.
-    pairs : iterable of str or (str, str)
-        ``"KEY=VALUE"`` strings (``gap --option``) or ``(key, value)`` pairs (``generate``).
-        Dashes and underscores in keys are interchangeable.
-
-    Returns
-    -------
-    dict
-        ``{option: typed value}``: bools from true/false/yes/no/on/off/1/0, ints, floats, text.
-
-    Raises
-    ------
-    InvalidInputError
-        For an unknown workload or option (listing the valid ones), a repeated option, a
-        ``KEY=VALUE`` without ``=``, or a value of the wrong type (``disjoint=maybe``).
-
-    Examples
-    --------
-    >>> parse_options("moe", ["gpus=16", ("combine", "true")])
-    {'gpus': 16, 'combine': True}
-    """
-    kinds = option_types(workload)
-    out: dict[str, Any] = {}
-    for item in pairs:
-        if isinstance(item, str):
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise InvalidInputError(f"a workload option must look like KEY=VALUE; got {item!r}")
-        else:
-            key, value = item
-        key = key.strip().replace("-", "_")
-        if key not in kinds:
-            raise InvalidInputError(
-                f"workload {workload!r} has no option {key!r}; its options are {', '.join(kinds) or 'none'}"
-            )
-        if key in out:
-            raise InvalidInputError(f"workload option {key!r} given twice")
-        out[key] = _convert(key, value, kinds[key])
-    return out
-
-
-def flag_pairs(workload: str, args: Sequence[str]) -> list[tuple[str, str]]:
-    """Split ``--option value`` / ``--option=value`` / bare ``--flag`` words into (key, value) pairs.
-
-    >>> flag_pairs("moe", ["--gpus", "16", "--combine", "--top-k=2"])
-    [('gpus', '16'), ('combine', 'true'), ('top-k', '2')]
-    """
-    kinds = option_types(workload)
-    valid = ", ".join(f"--{k.replace('_', '-')}" for k in kinds) or "none"
-    out: list[tuple[str, str]] = []
-    k = 0
-    while k < len(args):
-        token = args[k]
-        if not token.startswith("--") or len(token) == 2:
-            raise InvalidInputError(f"unexpected argument {token!r}; options of {workload!r} are: {valid}")
-        key, eq, value = token[2:].partition("=")
-        if not eq:
-            nxt = args[k + 1] if k + 1 < len(args) else None
-            if kinds.get(key.replace("-", "_")) is bool and (nxt is None or nxt.startswith("--")):
-                value = "true"
-            elif nxt is None:
-                raise InvalidInputError(f"option --{key} needs a value")
-            else:
-                value = nxt
-                k += 1
-        out.append((key, value))
-        k += 1
-    return out

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ocsched._text import parse_float_list, shown
 from ocsched.cli._app import MAX_SWITCHES, choice_type, int_option
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.fabric import MODELS
-from ocsched.io._text import parse_float_list, shown
 from ocsched.units import DEMAND_UNITS, bytes_per_second, duration_in
 
 if TYPE_CHECKING:

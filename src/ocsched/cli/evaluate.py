@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from ocsched._jit import clock
+from ocsched._text import parse_int, shown
 from ocsched.cli._app import MAX_SWITCHES, app, cli_errors, int_option
 from ocsched.cli._options import (
     SWITCHES,
@@ -39,11 +40,10 @@ from ocsched.cli._options import (
 )
 from ocsched.cli._output import JsonOpt, emit
 from ocsched.errors import InvalidInputError
-from ocsched.io._text import parse_int, shown
 from ocsched.units import duration_in
 
 if TYPE_CHECKING:
-    from ocsched.fabric import LinkFailure, SwitchFailure
+    from ocsched.model.failures import LinkFailure, SwitchFailure
     from ocsched.validation import ValidationReport
 
 

@@ -12,7 +12,6 @@ from ocsched.cli._app import (
     float_option,
     int_option,
     parse_delta,
-    parse_options,
     parse_switches,
 )
 from ocsched.cli._output import JsonOpt, emit
@@ -126,6 +125,8 @@ def gap_cmd(
     best schedule found stands in for the optimum.
     """
     from ocsched.sweep.gap import run_gap
+    from ocsched.workloads import workload_options
+    from ocsched.workloads.options import parse_options
 
     sw_list = _split_list(switches, parse_switches, "--switches")
     dl_list = _split_list(delta, parse_delta, "--delta")
@@ -134,7 +135,7 @@ def gap_cmd(
         if option:
             raise InvalidInputError("workload 'random' takes no `--option`; use `--density`")
     elif option:
-        options = parse_options(workload, option)
+        options = parse_options(workload, workload_options(workload), option)
     algs = None if algorithm is None else _split_list(algorithm, str, "--algorithms")
     bar = ProgressLine("gap: exact solves")
     with bar:

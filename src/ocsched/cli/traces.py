@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ocsched._text import parse_int
 from ocsched.cli._app import app, choice_type, cli_errors, int_option
 from ocsched.errors import InvalidInputError
-from ocsched.io._text import parse_int
 from ocsched.io.traces import ALGORITHMS, CODECS, CONCURRENT, GAPS, TRACE_FORMATS, TraceIteration
 from ocsched.units import TIME_UNITS
 

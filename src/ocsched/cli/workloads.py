@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,15 +13,13 @@ from ocsched.cli._app import (
     choice_type,
     cli_errors,
     fail,
-    flag_pairs,
     float_option,
     int_option,
-    option_types,
-    parse_options,
 )
 from ocsched.cli._output import JsonOpt, emit
 from ocsched.errors import InvalidInputError
-from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS
+from ocsched.workloads import ITERATION_WORKLOADS, WORKLOADS, Option, workload_options
+from ocsched.workloads.options import flag_pairs, parse_options
 
 if TYPE_CHECKING:
     WorkloadName = str
@@ -40,26 +36,6 @@ ocsched generate standard --n 32 -o - | ocsched schedule - -s 2 -d 0.01
 
 def _show(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _param_docs(func: Any) -> dict[str, str]:
-    """First sentence of each parameter's description in a numpydoc docstring."""
-    doc = inspect.getdoc(func) or ""
-    m = re.search(r"^Parameters\n-+\n(.*?)(?:^\S[^\n]*\n-+\n|\Z)", doc, flags=re.S | re.M)
-    if not m:
-        return {}
-    out: dict[str, str] = {}
-    names: list[str] = []
-    for line in m.group(1).splitlines():
-        if line and not line.startswith(" "):
-            names = [n.strip() for n in line.split(":")[0].split(",")]
-            for n in names:
-                out[n] = ""
-        elif line.strip() and names:
-            for n in names:
-                out[n] = f"{out[n]} {line.strip()}".strip()
-    plain = {k: re.sub(r":\w+:`~?([^`]*)`", r"\1", v).replace("``", "") for k, v in out.items()}
-    return {k: re.split(r"(?<=\.)\s", v, maxsplit=1)[0] for k, v in plain.items()}
 
 
 @app.command(
@@ -117,7 +93,8 @@ def generate_cmd(
 
     from ocsched import io
 
-    options = parse_options(name, flag_pairs(name, list(ctx.args)))
+    declared = workload_options(name)
+    options = parse_options(name, declared, flag_pairs(name, declared, list(ctx.args)))
     if link_rate is not None:
         from ocsched.units import bytes_per_second
 
@@ -203,29 +180,14 @@ def _generate_iteration(name: str, options: dict[str, Any], *, out: Path, seed: 
         typer.echo(f"{k:<{width}}  {v}", err=stdout)
 
 
-def _echo_options(name: str, func: Callable[..., Any], options: dict[str, Any]) -> None:
-    """One line per option of generator ``name``: flag, type, default and its docstring line."""
-    kinds = option_types(name)
-    docs = _param_docs(func)
-    for opt, default in options.items():
-        if opt == "trace":
-            opt, default = "path", None
-            docs["path"] = "A trace file in the same format to read instead of the packaged one."
-        shown = "unset" if default is None else _show(default)
-        flag = f"--{opt.replace('_', '-')} {kinds[opt].__name__.upper()}"
-        typer.echo(f"    {flag:<28} (default: {shown})  {docs.get(opt, '')}".rstrip())
-
-
-def _options_facts(name: str, func: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
-    kinds = option_types(name)
-    docs = _param_docs(func)
-    out: dict[str, Any] = {}
-    for opt, default in options.items():
-        if opt == "trace":
-            opt, default = "path", None
-            docs["path"] = "A trace file in the same format to read instead of the packaged one."
-        out[opt] = {"type": kinds[opt].__name__, "default": default, "help": docs.get(opt, "")}
-    return out
+def _echo_options(options: tuple[Option, ...]) -> None:
+    """One line per option: flag, type, default, unit and help."""
+    for o in options:
+        shown = "unset" if o.default is None else _show(o.default)
+        flag = f"{o.flag} {o.kind.__name__.upper()}"
+        unit = f"{o.unit}, " if o.unit else ""
+        choices = f" One of: {', '.join(o.choices)}." if o.choices else ""
+        typer.echo(f"    {flag:<28} ({unit}default: {shown})  {o.help}{choices}".rstrip())
 
 
 @app.command("workloads", epilog="ocsched workloads\nocsched workloads --json | jq '.workloads | keys'\n")
@@ -242,7 +204,7 @@ def workloads_cmd(as_json: JsonOpt = False) -> None:
                 "kind": "matrix",
                 "unit": w.unit,
                 "description": desc,
-                "options": _options_facts(name, w.func, w.options()),
+                "options": {o.name: o.facts() for o in w.options},
             }
         for name, desc in iteration_workloads().items():
             iw = ITERATION_WORKLOADS[name]
@@ -250,7 +212,7 @@ def workloads_cmd(as_json: JsonOpt = False) -> None:
                 "kind": "iteration",
                 "unit": "s",
                 "description": desc,
-                "options": _options_facts(name, iw.func, iw.options()),
+                "options": {o.name: o.facts() for o in iw.options},
             }
         emit({"workloads": facts}, as_json=True)
         return
@@ -258,11 +220,11 @@ def workloads_cmd(as_json: JsonOpt = False) -> None:
     for name, desc in workloads().items():
         w = WORKLOADS[name]
         typer.echo(f"{name} [{w.unit}]  {desc}")
-        _echo_options(name, w.func, w.options())
+        _echo_options(w.options)
 
     for name, desc in iteration_workloads().items():
         typer.echo(f"{name} [iteration: ocsched.sequence JSON]  {desc}")
-        _echo_options(name, ITERATION_WORKLOADS[name].func, ITERATION_WORKLOADS[name].options())
+        _echo_options(ITERATION_WORKLOADS[name].options)
     typer.echo(
         "\nUsage: ocsched generate NAME [--option value ...] --seed K --out FILE"
         " [--link-rate R] [--normalize] [--force]"

@@ -7,9 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ocsched._text import parse_float_list
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import MAX_SWITCHES, Fabric
-from ocsched.io._text import parse_float_list
 from ocsched.workloads.tpu_pod import tpu_pod_fabric
 
 
@@ -63,7 +63,7 @@ def fabric_from_options(
     ``fabric`` (a FABRIC.toml) excludes ``delta``; ``switches`` must then match its size.
     ``delta`` is one number (``switches`` identical switches) or a comma-separated list, one
     per switch (``switches`` must match or be omitted), written with ASCII digits
-    (:mod:`ocsched.io._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model,
+    (:mod:`ocsched._text`). ``reconfiguration`` (``all-stop`` or ``partial``) overrides the model,
     ``eps_rate`` and ``eps_latency`` the packet switch (``--eps-rate``, ``--eps-latency``).
     ``fabric`` may also name a preset (:data:`FABRIC_PRESETS`: ``tpu-pod``, delays in ms, or
     ``tpu-pod-10ms``) when no such file exists; ``bidirectional`` and ``ports_per_endpoint``

@@ -27,9 +27,10 @@ from ocsched.assign.hold import hold_lengths
 from ocsched.bounds import lower_bound
 from ocsched.decompose import decompose
 from ocsched.errors import InvalidInputError, InvalidScheduleError
-from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
+from ocsched.fabric import Fabric, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule
 from ocsched.model import Configuration, Demand, Schedule, as_demand
+from ocsched.model.failures import LinkFailure, SwitchFailure, degrade
 from ocsched.reschedule._remainder import (
     _kept,
     _leftover,

@@ -19,8 +19,9 @@ from numpy.typing import NDArray
 from ocsched._types import FloatArray, IntArray
 from ocsched.assign._leftover import leftover_all_stop, repair_on_identical
 from ocsched.decompose import Decomposition
-from ocsched.fabric import Fabric, LinkFailure, SwitchFailure
+from ocsched.fabric import Fabric
 from ocsched.model import Configuration, Demand, Schedule
+from ocsched.model.failures import LinkFailure, SwitchFailure
 from ocsched.timing import reconfiguration
 from ocsched.timing.served import served_amounts
 

@@ -11,9 +11,10 @@ import dataclasses
 
 from ocsched._jit import clock
 from ocsched.errors import InvalidInputError, InvalidScheduleError
-from ocsched.fabric import Fabric, LinkFailure, SwitchDown, SwitchFailure, degrade
+from ocsched.fabric import Fabric, SwitchDown
 from ocsched.iteration import Iteration, IterationSchedule, Phase
 from ocsched.model import Configuration, Demand
+from ocsched.model.failures import LinkFailure, SwitchFailure, degrade
 from ocsched.schedulers import ALIASES, SCHEDULERS, scheduler_name
 from ocsched.sequence import ITERATION_SCHEDULERS, schedule_iteration
 from ocsched.sequence.validate import validate_iteration

@@ -22,10 +22,11 @@ import scipy.sparse as sp
 
 from ocsched._checks import check_choice, check_int, check_number
 from ocsched.errors import InfeasibleError, InvalidInputError
-from ocsched.fabric import MODELS, Fabric, LinkFailure, SwitchFailure
+from ocsched.fabric import MODELS, Fabric
 from ocsched.io.demand import _array_header
 from ocsched.iteration import Iteration
 from ocsched.model import Demand, Schedule
+from ocsched.model.failures import LinkFailure, SwitchFailure
 from ocsched.serve.limits import Limits
 
 T = TypeVar("T")

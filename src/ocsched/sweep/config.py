@@ -290,7 +290,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
 
         if entry.get("name") in ITERATION_WORKLOADS and "path" not in entry:
             it_name = str(entry["name"])
-            known = ITERATION_WORKLOADS[it_name].options()
+            known = ITERATION_WORKLOADS[it_name].defaults()
             it_settings = _iteration_entry(entry, config, where, base, named)
             runs += _instances(
                 entry,
@@ -346,7 +346,7 @@ def expand(config: Mapping[str, Any], *, base: Path | None = None) -> list[RunSp
                 f"`{where}.name` is {name!r}; choose one of {choices}"
                 " (or give `path` for your own matrix files)"
             )
-        known = WORKLOADS[name].options()
+        known = WORKLOADS[name].defaults()
         if name == "coflow":
             known = {**known, "path": None}  # read by ocsched.io.generate
         gbps = get("link_gbps", None)

@@ -191,7 +191,7 @@ def run_gap(
         density = check_number(density, "density", high=1.0, low=0.0, closed=False)
     else:
         check_choice(workload, "workload", ["random", *sorted(WORKLOADS)])
-        defaults = WORKLOADS[workload].options()
+        defaults = WORKLOADS[workload].defaults()
         if "n" not in defaults:
             raise InvalidInputError(
                 f"workload {workload!r} has no `n` option, so `n` cannot size it; its options are "

@@ -15,29 +15,32 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ocsched._checks import check_number
+from ocsched._checks import check_choice, check_number
 from ocsched.workloads import _common
-from ocsched.workloads._common import _UNSET, block_diagonal, call_generator, normalize, options_of, renamed
-from ocsched.workloads.coflow import coflow
-from ocsched.workloads.gpt import gpt, gpt32
+from ocsched.workloads._common import _UNSET, block_diagonal, call_generator, normalize, renamed
+from ocsched.workloads.coflow import COFLOW_OPTIONS, coflow
+from ocsched.workloads.gpt import GPT32_OPTIONS, GPT_OPTIONS, gpt, gpt32
 from ocsched.workloads.iteration import (
     ITERATION_WORKLOADS,
     generate_iteration,
     iteration_workloads,
 )
-from ocsched.workloads.moe import moe, moe8
-from ocsched.workloads.standard import standard
-from ocsched.workloads.tpu_pod import tpu_pod
+from ocsched.workloads.moe import MOE8_OPTIONS, MOE_OPTIONS, moe, moe8
+from ocsched.workloads.options import Option
+from ocsched.workloads.standard import STANDARD_OPTIONS, standard
+from ocsched.workloads.tpu_pod import TPU_POD_OPTIONS, tpu_pod
 
 __all__ = [
     "ITERATION_WORKLOADS",
     "WORKLOADS",
+    "Option",
     "Workload",
     "block_diagonal",
     "generate",
     "generate_iteration",
     "iteration_workloads",
     "normalize",
+    "workload_options",
     "workloads",
 ]
 
@@ -58,45 +61,86 @@ class Workload:
         What the returned entries measure.
     description : str
         One line for listings.
+    options : tuple of Option
+        Its options (:mod:`ocsched.workloads.options`), as the command line and sweeps take them.
     """
 
     name: str
     func: Generator
     unit: str
     description: str
+    options: tuple[Option, ...]
 
-    def options(self) -> dict[str, Any]:
-        """The generator's options and their defaults (``rng`` excluded)."""
-        return options_of(self.func)
+    def defaults(self) -> dict[str, Any]:
+        """``{option: default}``."""
+        return {o.name: o.default for o in self.options}
 
 
 WORKLOADS: dict[str, Workload] = {
     "coflow": Workload(
-        "coflow", coflow, "bytes", "Facebook coflow-benchmark trace: one coflow or a time window"
+        "coflow",
+        coflow,
+        "bytes",
+        "Facebook coflow-benchmark trace: one coflow or a time window",
+        COFLOW_OPTIONS,
     ),
     "gpt": Workload(
-        "gpt", gpt, "bytes", "GPT training under TP x PP x DP, Megatron-style volumes per iteration"
+        "gpt",
+        gpt,
+        "bytes",
+        "GPT training under TP x PP x DP, Megatron-style volumes per iteration",
+        GPT_OPTIONS,
     ),
     "gpt32": Workload(
-        "gpt32", gpt32, "time", "The Spectra paper's 32-GPU GPT instance (TP=2, DP=4, PP=4); copies"
+        "gpt32",
+        gpt32,
+        "time",
+        "The Spectra paper's 32-GPU GPT instance (TP=2, DP=4, PP=4); copies",
+        GPT32_OPTIONS,
     ),
     "moe": Workload(
-        "moe", moe, "bytes", "MoE expert-parallel all-to-all: top-k routing, Gini-calibrated skew"
+        "moe",
+        moe,
+        "bytes",
+        "MoE expert-parallel all-to-all: top-k routing, Gini-calibrated skew",
+        MOE_OPTIONS,
     ),
-    "moe8": Workload("moe8", moe8, "time", "The Spectra paper's 8-GPU MoE all-to-all instance; copies"),
+    "moe8": Workload(
+        "moe8", moe8, "time", "The Spectra paper's 8-GPU MoE all-to-all instance; copies", MOE8_OPTIONS
+    ),
     "tpu-pod": Workload(
         "tpu-pod",
         tpu_pod,
         "time",
         "TPU-v4-shaped pod of 64 cubes (ms): all-reduce torus rings, MoE dispatch+combine, GPT PP+DP",
+        TPU_POD_OPTIONS,
     ),
     "standard": Workload(
         "standard",
         standard,
         "time",
         "Solstice/Eclipse skewed benchmark: few large, many small flows per port",
+        STANDARD_OPTIONS,
     ),
 }
+
+
+def workload_options(name: str) -> tuple[Option, ...]:
+    """The declared options of workload or iteration workload ``name``.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown name (the message lists the valid ones).
+
+    >>> [o.flag for o in workload_options("gpt32")]
+    ['--copies']
+    """
+    entry = WORKLOADS.get(name) or ITERATION_WORKLOADS.get(name)
+    if entry is None:
+        check_choice(name, "workload", sorted([*WORKLOADS, *ITERATION_WORKLOADS]))
+    assert entry is not None
+    return entry.options
 
 
 def workloads() -> dict[str, str]:

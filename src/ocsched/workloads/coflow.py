@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ocsched._checks import check_int, check_number
 from ocsched.errors import InvalidInputError
+from ocsched.workloads.options import Option
 
 __all__ = [
     "BYTES_PER_MB",
@@ -261,3 +262,13 @@ def coflow(
         raise InvalidInputError(f"`rank` must be < {len(trace.coflows)} (the number of coflows); got {r}")
     ranked = sorted(trace.coflows, key=lambda c: (-c.total_mb, c.id))
     return coflow_matrix(ranked[r], trace.ports)
+
+
+#: The options of :func:`coflow` (``trace`` is offered as ``path``, a file read for you).
+COFLOW_OPTIONS: Final = (
+    Option("path", str, None, "A trace file in the same format to read instead of the packaged one."),
+    Option("id", int, None, "Coflow id to extract."),
+    Option("rank", int, None, "Size rank to extract (0: the largest coflow)."),
+    Option("start_ms", float, None, "Start of the arrival-time window.", unit="ms"),
+    Option("end_ms", float, None, "End of the arrival-time window.", unit="ms"),
+)

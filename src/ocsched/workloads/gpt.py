@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from ocsched._checks import check_choice, check_int
 from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal
+from ocsched.workloads.options import Option
 
 __all__ = ["MAX_GPUS", "MAX_SIZE", "PRESETS", "gpt", "gpt32", "gpt32_block"]
 
@@ -235,3 +236,23 @@ def gpt32(*, copies: int = 1) -> NDArray[np.float64]:
     ((64, 64), 0.0, True)
     """
     return block_diagonal(gpt32_block(), check_int(copies, "copies", maximum=MAX_GPUS // 32))
+
+
+#: The options of :func:`gpt`.
+GPT_OPTIONS: Final = (
+    Option(
+        "preset", str, "gpt3-1.3b", "Model shape to start from (public GPT-3 sizes).", choices=tuple(PRESETS)
+    ),
+    Option("tp", int, 2, "Tensor-parallel degree."),
+    Option("pp", int, 4, "Pipeline-parallel degree (must divide the layers)."),
+    Option("dp", int, 4, "Data-parallel degree."),
+    Option("hidden", int, None, "Hidden size h (unset: the preset's)."),
+    Option("layers", int, None, "Number of transformer layers L (unset: the preset's)."),
+    Option("seq_len", int, None, "Sequence length S (unset: the preset's).", unit="tokens"),
+    Option("vocab", int, None, "Vocabulary size V (unset: the preset's)."),
+    Option("micro_batch", int, 1, "Sequences per micro-batch b."),
+    Option("micro_batches", int, 8, "Micro-batches per iteration m (per replica)."),
+    Option("param_bytes", int, 2, "Bytes per element of activations and gradients e.", unit="bytes"),
+)
+#: The options of :func:`gpt32`.
+GPT32_OPTIONS: Final = (Option("copies", int, 1, "Number of blocks on the diagonal (>= 1)."),)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -21,10 +21,12 @@ from ocsched._checks import check_choice, check_int, check_number
 from ocsched._types import FloatArray
 from ocsched.errors import InvalidInputError
 from ocsched.iteration import Iteration, Phase
-from ocsched.workloads._common import _UNSET, call_generator, options_of, renamed
-from ocsched.workloads.coflow import Trace, coflow_matrix, packaged_trace
+from ocsched.workloads._common import _UNSET, call_generator, renamed
+from ocsched.workloads.coflow import COFLOW_OPTIONS, Trace, coflow_matrix, packaged_trace
+from ocsched.workloads.gpt import GPT_OPTIONS
 from ocsched.workloads.gpt import PRESETS as GPT_PRESETS
-from ocsched.workloads.moe import POPULARITIES, calibrate, moe_shape
+from ocsched.workloads.moe import MOE_OPTIONS, POPULARITIES, calibrate, moe_shape
+from ocsched.workloads.options import Option, with_defaults
 
 __all__ = [
     "ITERATION_WORKLOADS",
@@ -384,28 +386,87 @@ def coflow_sequence(
     return _build(phases, None, gbps)
 
 
+_AS_GPT = with_defaults(GPT_OPTIONS, tp=8)
+# moe-iteration samples each layer's routing as `moe` does, with these of its options.
+_AS_MOE = tuple(
+    o
+    for o in MOE_OPTIONS
+    if o.name in ("preset", "experts", "top_k", "hidden", "tokens", "bytes_per_element", "popularity")
+)
+#: The options of :func:`gpt_iteration`.
+GPT_ITERATION_OPTIONS: Final = (
+    *_AS_GPT,
+    Option("tflops", float, 100.0, "Sustained TFLOP/s per GPU for the compute gaps.", unit="TFLOP/s"),
+    Option("link_gbps", float, 100.0, "Link rate: bytes become seconds at this rate.", unit="Gb/s"),
+    Option("gaps", float, None, "Instead of the FLOP model: one gap for every phase.", unit="s"),
+)
+#: The options of :func:`moe_iteration`.
+MOE_ITERATION_OPTIONS: Final = (
+    _AS_MOE[0],
+    Option("gpus", int, 64, "Number of GPUs G."),
+    Option("layers", int, 16, "Number of MoE layers (two phases each)."),
+    *_AS_MOE[1:],
+    Option("gini", float, 0.25, "Target Gini of each popularity vector (not for uniform)."),
+    Option("drift", float, 0.2, "In [0, 1]: how far each layer's popularity moves from the previous one."),
+    Option("expert_ffn", int, 1024, "Intermediate size of an expert."),
+    Option("seq_len", int, 4096, "Context length for the attention FLOPs.", unit="tokens"),
+    Option("tflops", float, 100.0, "Sustained TFLOP/s per GPU.", unit="TFLOP/s"),
+    Option("link_gbps", float, 100.0, "Link rate: bytes become seconds at this rate.", unit="Gb/s"),
+    Option("gaps", float, None, "Instead of the FLOP model: one gap for every phase.", unit="s"),
+)
+#: The options of :func:`coflow_sequence` (``trace`` is offered as ``path``, a file read for you).
+COFLOW_SEQUENCE_OPTIONS: Final = (
+    COFLOW_OPTIONS[0],
+    Option("count", int, 20, "Number of coflows."),
+    Option("start", int, 0, "Index of the first coflow in arrival order."),
+    Option("link_gbps", float, 1.0, "Link rate (the trace's racks had 1 Gb/s uplinks).", unit="Gb/s"),
+)
+
+
 @dataclass(frozen=True)
 class IterationWorkload:
-    """A registered iteration generator: ``func(**options) -> Iteration`` and a one-line description."""
+    """A registered iteration generator.
+
+    Attributes
+    ----------
+    name : str
+        Registry key.
+    func : callable
+        ``func(*, rng, **options) -> Iteration``.
+    description : str
+        One line for listings.
+    options : tuple of Option
+        Its options (:mod:`ocsched.workloads.options`), as the command line and sweeps take them.
+    """
 
     name: str
     func: Callable[..., Iteration]
     description: str
+    options: tuple[Option, ...]
 
-    def options(self) -> dict[str, Any]:
-        """The generator's options and their defaults (``rng`` excluded)."""
-        return options_of(self.func)
+    def defaults(self) -> dict[str, Any]:
+        """``{option: default}``."""
+        return {o.name: o.default for o in self.options}
 
 
 ITERATION_WORKLOADS: dict[str, IterationWorkload] = {
     "gpt-iteration": IterationWorkload(
-        "gpt-iteration", gpt_iteration, "One GPT training iteration (TP x PP x DP, GPipe): per-layer phases"
+        "gpt-iteration",
+        gpt_iteration,
+        "One GPT training iteration (TP x PP x DP, GPipe): per-layer phases",
+        GPT_ITERATION_OPTIONS,
     ),
     "moe-iteration": IterationWorkload(
-        "moe-iteration", moe_iteration, "MoE forward pass: dispatch and combine per layer, routing drifting"
+        "moe-iteration",
+        moe_iteration,
+        "MoE forward pass: dispatch and combine per layer, routing drifting",
+        MOE_ITERATION_OPTIONS,
     ),
     "coflow-sequence": IterationWorkload(
-        "coflow-sequence", coflow_sequence, "Facebook trace coflows in arrival order, gaps from arrivals"
+        "coflow-sequence",
+        coflow_sequence,
+        "Facebook trace coflows in arrival order, gaps from arrivals",
+        COFLOW_SEQUENCE_OPTIONS,
     ),
 }
 

@@ -18,6 +18,7 @@ from ocsched._checks import check_bool, check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.workloads._common import block_diagonal
 from ocsched.workloads.drift import drift_step
+from ocsched.workloads.options import Option
 
 __all__ = [
     "MAX_GPUS",
@@ -409,3 +410,48 @@ def moe8(*, copies: int = 1) -> NDArray[np.float64]:
     return block_diagonal(
         np.array(MOE8, dtype=np.float64), check_int(copies, "copies", maximum=MAX_GPUS // 8)
     )
+
+
+#: The options of :func:`moe`.
+MOE_OPTIONS: Final = (
+    Option(
+        "preset",
+        str,
+        "olmoe-1b-7b",
+        "Model shape; experts, top_k, hidden override it.",
+        choices=tuple(PRESETS),
+    ),
+    Option("gpus", int, 8, "Number of GPUs G (<= experts)."),
+    Option("experts", int, None, "Routed experts E (unset: the preset's)."),
+    Option("top_k", int, None, "Experts per token k (<= E; unset: the preset's)."),
+    Option("hidden", int, None, "Hidden size h, elements per token (unset: the preset's)."),
+    Option("tokens", int, 4096, "Tokens per GPU T in the layer's batch."),
+    Option("bytes_per_element", int, 2, "Bytes per activation element (2 for bf16).", unit="bytes"),
+    Option("popularity", str, "zipf", "Expert popularity family.", choices=POPULARITIES),
+    Option(
+        "gini",
+        float,
+        0.25,
+        "Target Gini of each popularity vector (not for uniform, nor with zipf_a / dirichlet_alpha).",
+    ),
+    Option("zipf_a", float, None, "Zipf exponent a >= 0 (popularity zipf only); overrides gini."),
+    Option(
+        "dirichlet_alpha",
+        float,
+        None,
+        "Dirichlet concentration alpha > 0 (popularity dirichlet only); overrides gini.",
+    ),
+    Option(
+        "shared_popularity", bool, False, "One popularity vector for all sources instead of one per source."
+    ),
+    Option("combine", bool, False, "Add the combine (return) traffic, the transpose of the dispatch."),
+    Option(
+        "drift",
+        float,
+        0.0,
+        "Relative L1 drift per step: step t is step 0's matrix drifted t times, each by exactly this much.",
+    ),
+    Option("step", int, 0, "The step (iteration or layer) of the drifting sequence, >= 0."),
+)
+#: The options of :func:`moe8`.
+MOE8_OPTIONS: Final = (Option("copies", int, 1, "Number of blocks on the diagonal (>= 1)."),)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_bool, check_int, check_number
 from ocsched.errors import InvalidInputError
+from ocsched.workloads.options import Option
 
 __all__ = ["MAX_N", "MAX_SIGMA", "standard"]
 
@@ -119,3 +122,19 @@ def standard(
         np.maximum(d, 0.0, out=d)
     top = max(d.sum(axis=1).max(), d.sum(axis=0).max())
     return d / top if top > 0 else d
+
+
+#: The options of :func:`standard`.
+STANDARD_OPTIONS: Final = (
+    Option("n", int, 100, "Number of ports."),
+    Option("flows", int, 16, "Flows per port (large + small); at most n - 1 when disjoint."),
+    Option(
+        "small_fraction",
+        float,
+        0.75,
+        "Fraction of the flows that are small (0.75 gives 4 large + 12 small of 16).",
+    ),
+    Option("large_share", float, 0.7, "Share cL of a port's traffic carried by its large flows."),
+    Option("sigma", float, 0.003, "Standard deviation of the noise."),
+    Option("disjoint", bool, True, "Draw permutations that never collide nor touch the diagonal."),
+)

@@ -8,6 +8,8 @@ across cubes, or a GPT pipeline with data parallelism across pipelines.
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -15,6 +17,7 @@ from ocsched._checks import check_choice, check_int, check_number
 from ocsched.errors import InvalidInputError
 from ocsched.fabric import Fabric, Switch
 from ocsched.workloads.moe import moe
+from ocsched.workloads.options import Option
 
 __all__ = ["TRAFFIC", "tpu_pod", "tpu_pod_fabric"]
 
@@ -106,3 +109,22 @@ def tpu_pod(
     np.fill_diagonal(d, 0.0)
     top = max(float(d.sum(axis=0).max()), float(d.sum(axis=1).max()))
     return d * (phase * per / top) if top > 0 else d
+
+
+#: The options of :func:`tpu_pod`.
+TPU_POD_OPTIONS: Final = (
+    Option("cubes", int, 64, "Number of cubes n (64: the 4 x 4 x 4 torus of the all-reduce rings)."),
+    Option(
+        "traffic",
+        str,
+        "moe",
+        "The pattern: allreduce (three torus rings), moe (dispatch + combine), gpt (PP + DP).",
+        choices=TRAFFIC,
+    ),
+    Option(
+        "phase_ms", float, 4.0, "Time the busiest cube's traffic takes spread over all its links.", unit="ms"
+    ),
+    Option("links", int, 96, "Links per cube (48 switches x 2 ports)."),
+    Option("gini", float, 0.25, "MoE: Gini coefficient of expert popularity."),
+    Option("pipeline", int, 4, "GPT: pipeline stages per replica (must divide cubes)."),
+)
