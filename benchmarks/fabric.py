@@ -12,7 +12,7 @@ Run: ``.venv/bin/python benchmarks/fabric.py [--seeds 5] [--part grid,reschedule
   all-stop, for spectra-pack and spectra-partial.
 - v1: every schedule file in tests/data/schedules (written before fabrics) reads back identically.
 
-Validity on random fabrics is a test (tests/test_fabric.py), not a benchmark.
+Validity on random fabrics is a test (tests/model/test_fabric.py), not a benchmark.
 """
 
 from __future__ import annotations

@@ -268,7 +268,7 @@ def _block_sum(a: NDArray[np.float64], lo: int, n: int) -> float:
 def pairwise_sum(a: NDArray[np.float64]) -> float:
     """``a.sum()`` in numpy's order (halves down to blocks of <= 128, see :func:`_block_sum`).
 
-    The same float to the last bit (``tests/test_assign.py`` checks it on random arrays). Written
+    The same float to the last bit (``tests/assign/test_assign.py`` checks it on random arrays). Written
     without recursion: numba's on-disk cache does not keep recursive functions safely.
     """
     seg_lo = np.empty(128, dtype=np.int64)  # pending segments (depth <= log2(n), far below 128)

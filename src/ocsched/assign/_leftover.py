@@ -6,7 +6,7 @@ configuration holds every one of its circuits for its whole duration
 (:func:`ocsched.timing.held_times`), so what the kept part served, and what the dropped part
 would still have served, follow from each configuration's start, duration and rate alone. On
 small matrices these few array passes cost less than the Python objects that would carry them,
-so they run compiled; ``tests/test_fabric.py`` checks them against ``held_times``.
+so they run compiled; ``tests/model/test_fabric.py`` checks them against ``held_times``.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ MAX_EXACT_PORTS = 6
 
 #: Branch-and-bound nodes of the ``"exact"`` scheduler and the default of :func:`solve_exact`: a
 #: count of work, so the result is the same on any machine under any load. It proves optimal
-#: 354 of the 355 seeded instances with n <= 4 of ``tests/test_exact.py`` (the others need at most
+#: 354 of the 355 seeded instances with n <= 4 of ``tests/exact/test_exact.py`` (the others need at most
 #: 250 nodes; the outlier needs 5,230) and every instance of ``benchmarks/exact_scaling.py`` that a
 #: 60 s limit proved (at most 368 nodes). On the hardest n = 5-6 models (four switches) a node
 #: takes 0.03-0.2 s on the development machine, so the worst case is a few minutes, like the

@@ -393,13 +393,14 @@ _AS_MOE = tuple(
     for o in MOE_OPTIONS
     if o.name in ("preset", "experts", "top_k", "hidden", "tokens", "bytes_per_element", "popularity")
 )
-#: The options of :func:`gpt_iteration`.
-GPT_ITERATION_OPTIONS: Final = (
-    *_AS_GPT,
+# Both model iterations turn FLOPs into compute gaps and bytes into seconds the same way.
+_TIMING = (
     Option("tflops", float, 100.0, "Sustained TFLOP/s per GPU for the compute gaps.", unit="TFLOP/s"),
     Option("link_gbps", float, 100.0, "Link rate: bytes become seconds at this rate.", unit="Gb/s"),
     Option("gaps", float, None, "Instead of the FLOP model: one gap for every phase.", unit="s"),
 )
+#: The options of :func:`gpt_iteration`.
+GPT_ITERATION_OPTIONS: Final = (*_AS_GPT, *_TIMING)
 #: The options of :func:`moe_iteration`.
 MOE_ITERATION_OPTIONS: Final = (
     _AS_MOE[0],
@@ -410,9 +411,7 @@ MOE_ITERATION_OPTIONS: Final = (
     Option("drift", float, 0.2, "In [0, 1]: how far each layer's popularity moves from the previous one."),
     Option("expert_ffn", int, 1024, "Intermediate size of an expert."),
     Option("seq_len", int, 4096, "Context length for the attention FLOPs.", unit="tokens"),
-    Option("tflops", float, 100.0, "Sustained TFLOP/s per GPU.", unit="TFLOP/s"),
-    Option("link_gbps", float, 100.0, "Link rate: bytes become seconds at this rate.", unit="Gb/s"),
-    Option("gaps", float, None, "Instead of the FLOP model: one gap for every phase.", unit="s"),
+    *_TIMING,
 )
 #: The options of :func:`coflow_sequence` (``trace`` is offered as ``path``, a file read for you).
 COFLOW_SEQUENCE_OPTIONS: Final = (

@@ -22,7 +22,7 @@ from ocsched import io, schedule, validate
 from ocsched.errors import InvalidInputError
 from ocsched.model import Configuration, Demand, Schedule
 
-DATA = Path(__file__).parent / "data" / "core"
+DATA = Path(__file__).parents[1] / "data" / "core"
 
 
 def listing(folder: Path) -> list[str]:

@@ -27,7 +27,7 @@ from ocsched.schedulers import SCHEDULERS, fabric_features
 from ocsched.timing import partial_starts, switch_violations
 from strategies import demands, fabrics
 
-DATA = Path(__file__).parent / "data" / "schedules"
+DATA = Path(__file__).parents[1] / "data" / "schedules"
 HETERO = Fabric.from_deltas([0.1, 0.1, 1.0, 1.0], rates=[1.0, 2.0, 1.0, 0.5])
 
 
@@ -181,7 +181,7 @@ def test_uniform_schedules_still_write_version_1_as_before(
 
 def test_v2_round_trip_and_schema(tmp_path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__file__).parents[1] / "docs" / "schedule.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schedule.schema.json").read_text())
     check = jsonschema.Draft202012Validator(schema)
     fab = Fabric(
         (Switch(0.1), Switch(0.5, rate=2.0)),
@@ -352,7 +352,7 @@ def test_bff_timeline_is_valid_under_partial() -> None:
 
 # --- properties: random fabrics, magnitudes, partial vs all-stop, bounds ---
 
-# exact (a MILP) has its own, smaller random fabrics in tests/test_opt_exact_fabrics.py.
+# exact (a MILP) has its own, smaller random fabrics in tests/exact/test_opt_exact_fabrics.py.
 FABRIC_SCHEDULERS = [
     a for a, sch in SCHEDULERS.items() if "failures" in sch.supports and sch.max_ports is None
 ]

@@ -13,10 +13,11 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from test_serve import Server  # noqa: E402
+
 from ocsched import validate  # noqa: E402
 from ocsched.model import Schedule  # noqa: E402
 from ocsched.workloads import generate  # noqa: E402
-from test_serve import Server  # noqa: E402
 
 
 @pytest.mark.slow  # a server of its own: its start-up costs seconds

@@ -21,7 +21,7 @@ from ocsched.improve.structure import merged_phases
 from ocsched.workloads.random import random_instance
 from strategies import demands, fabrics
 
-RTOL = 1e-7  # "optimal" is optimal to HiGHS's tolerances (see tests/test_exact.py)
+RTOL = 1e-7  # "optimal" is optimal to HiGHS's tolerances (see tests/exact/test_exact.py)
 
 # n = 4 on 2 switches: proved optimal after about 60 branch-and-bound nodes (half a second), not
 # at the root; the root's answer is 9% longer.

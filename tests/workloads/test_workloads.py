@@ -33,9 +33,9 @@ from ocsched.workloads.moe import (
 )
 from ocsched.workloads.standard import standard
 
-DATA = Path(__file__).parent / "data" / "workloads"
+DATA = Path(__file__).parents[1] / "data" / "workloads"
 SMALL_TRACE = DATA / "coflow_small.txt"
-SHARED_TRACE = Path(__file__).parents[1] / ".." / "shared" / "FB2010-1Hr-150-0.txt"
+SHARED_TRACE = Path(__file__).parents[2] / ".." / "shared" / "FB2010-1Hr-150-0.txt"
 
 
 def line_sums(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

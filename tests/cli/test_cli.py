@@ -19,7 +19,7 @@ from ocsched import io, lower_bound, schedule, validate
 from ocsched.cli import app
 from ocsched.schedulers import SCHEDULERS, algorithms
 
-DATA = Path(__file__).parent / "data" / "core"
+DATA = Path(__file__).parents[1] / "data" / "core"
 
 
 def table(text: str) -> dict[str, str]:
@@ -412,7 +412,7 @@ def test_help_lists_choices() -> None:
 def test_cli_package_imports_its_commands_by_name() -> None:
     # No discovery: every command module is named in ocsched.cli (imported when its command runs,
     # all of them for `ocsched.cli.app`).
-    source = (Path(__file__).parent.parent / "src" / "ocsched" / "cli" / "__init__.py").read_text()
+    source = (Path(__file__).parents[2] / "src" / "ocsched" / "cli" / "__init__.py").read_text()
     assert "pkgutil" not in source and "walk_packages" not in source
     names = {c.name for c in app.registered_commands}
     assert {"schedule", "validate", "bound", "export", "generate", "workloads"} <= names

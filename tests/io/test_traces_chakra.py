@@ -25,7 +25,7 @@ from ocsched.io.exports.astra_sim import read_astra_sim, write_astra_sim
 from ocsched.io.traces import _chakra_codec as codec
 from ocsched.io.traces import read_trace
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = Path(__file__).parents[1] / "data" / "traces"
 
 
 def _official_node(plain: dict[str, Any]) -> Any:

@@ -129,7 +129,7 @@ def test_schedule_file_round_trip_and_refusals() -> None:
 
 def test_schema_knows_the_eps_section() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((Path(__file__).parent.parent / "docs" / "schedule.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schedule.schema.json").read_text())
     _, sched = _hand()
     jsonschema.validate(json.loads(sched.to_json()), schema)
     bad = json.loads(sched.to_json())

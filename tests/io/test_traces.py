@@ -24,7 +24,7 @@ from ocsched.io.traces import ALGORITHMS, _stream, kineto, pytorch_et
 from ocsched.io.traces import synthetic as S
 from ocsched.io.traces._collectives import collective_traffic
 
-DATA = Path(__file__).parent / "data" / "traces"
+DATA = Path(__file__).parents[1] / "data" / "traces"
 FORMATS = ("kineto", "pytorch-et", "chakra")
 ROWS = [[0, 2, 1, 0], [3, 0, 0, 1], [1, 1, 0, 2], [0, 0, 5, 0]]
 

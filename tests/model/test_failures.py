@@ -143,6 +143,32 @@ def test_one_failed_link_does_not_idle_its_switch() -> None:
     assert validate(new, d).ok and new.switches[1] and new.makespan < 0.95 * three
 
 
+@pytest.mark.parametrize("alg", PIPELINES)
+def test_an_entry_cut_off_on_every_switch_is_split_over_them_before_the_failures(alg: str) -> None:
+    # Entry (0, 1) needs 2 time units at rate 0.5 but has only 1.05 on each switch (port 0 fails on
+    # switch 0, port 1 on switch 1): feasible only by serving it on both switches from the start.
+    d = np.ones((5, 5)) - np.eye(5)
+    fab = Fabric((Switch(0.0, rate=0.5), Switch(0.0, rate=0.5))).with_failures(
+        failed_links=[LinkDown(0, 0, 1.05), LinkDown(1, 1, 1.05)]
+    )
+    s = schedule(d, fabric=fab, algorithm=alg)
+    assert validate(s, d).ok and s.makespan >= lower_bound(d, fabric=fab)
+    served = [sum(c.duration * 0.5 for c in sw if c.start < 1.05 and c.perm[0] == 1) for sw in s.switches]
+    assert all(w > 0 for w in served)  # both switches carry part of (0, 1)
+
+
+@pytest.mark.xfail(strict=True, raises=InfeasibleError, reason="known: a feasible fabric refused (issue 24)")
+def test_an_entry_cut_off_on_every_switch_with_unequal_deadlines() -> None:
+    # Feasible: one configuration 0 -> 1, 1 -> 0 on both switches from t = 0 serves 0.5 * (0.99 +
+    # 1.33) >= 1 of each; every heuristic still finds no placement (a counterexample of the
+    # thorough profile of test_schedules_with_failing_links_are_valid).
+    d = np.ones((6, 6)) - np.eye(6)
+    fab = Fabric((Switch(0.0, rate=0.5), Switch(0.0, rate=0.5))).with_failures(
+        failed_links=[LinkDown(0, 0, 0.99375), LinkDown(1, 1, 1.325)]
+    )
+    assert validate(schedule(d, fabric=fab, algorithm="spectra-pack"), d).ok
+
+
 def _schedules_with_failing_links_are_valid(data: st.DataObject) -> None:
     m = data.draw(demands(max_n=6, kinds=("dense", "sparse", "skewed", "single")))
     n = m.shape[0]

@@ -657,7 +657,7 @@ def test_schedules_pickle_and_deepcopy(how: str) -> None:
     from ocsched.io import read_schedule
 
     dense = schedule([[0, 3, 1], [1, 0, 3], [3, 1, 0]], switches=2, delta=0.5)
-    sparse = read_schedule(Path(__file__).parent / "data" / "schedules" / "v1_d3_pack.json")
+    sparse = read_schedule(Path(__file__).parents[1] / "data" / "schedules" / "v1_d3_pack.json")
     for sch in (dense, sparse):
         back = pickle.loads(pickle.dumps(sch)) if how == "pickle" else copy.deepcopy(sch)
         pairs = [
