@@ -53,6 +53,32 @@ def entry_cannot_fit(m: np.ndarray, fab: Fabric) -> bool:
             cap += fab.rates[b] * max(until - fab.deltas[b], 0.0)
         if cap < m[i, j]:
             return True
+    return port_cannot_fit(m, fab)
+
+
+def port_cannot_fit(m: np.ndarray, fab: Fabric) -> bool:
+    """A port's k entries that one switch alone can carry need k delays and their work there,
+    before the last of their links fails (one circuit per port per configuration)."""
+
+    def usable(b: int, p: int) -> float:  # until when port p's link to switch b works
+        return fab.failed_ports(b).get(p, math.inf)
+
+    for b in range(fab.size):
+        for p in range(m.shape[0]):
+            for entries in ([(p, j) for j in range(m.shape[0])], [(i, p) for i in range(m.shape[0])]):
+                only = [
+                    (i, j)
+                    for i, j in entries
+                    if m[i, j] > 0
+                    and all(
+                        min(usable(c, i), usable(c, j)) <= fab.deltas[c] for c in range(fab.size) if c != b
+                    )
+                    and min(usable(b, i), usable(b, j)) > fab.deltas[b]
+                ]
+                last = max((min(usable(b, i), usable(b, j)) for i, j in only), default=math.inf)
+                need = len(only) * fab.deltas[b] + sum(m[e] for e in only) / fab.rates[b]
+                if last < math.inf and need > last * (1 + 1e-9):
+                    return True
     return False
 
 
@@ -157,16 +183,28 @@ def test_an_entry_cut_off_on_every_switch_is_split_over_them_before_the_failures
     assert all(w > 0 for w in served)  # both switches carry part of (0, 1)
 
 
-@pytest.mark.xfail(strict=True, raises=InfeasibleError, reason="known: a feasible fabric refused (issue 24)")
-def test_an_entry_cut_off_on_every_switch_with_unequal_deadlines() -> None:
-    # Feasible: one configuration 0 -> 1, 1 -> 0 on both switches from t = 0 serves 0.5 * (0.99 +
-    # 1.33) >= 1 of each; every heuristic still finds no placement (a counterexample of the
-    # thorough profile of test_schedules_with_failing_links_are_valid).
+@pytest.mark.parametrize("alg", PIPELINES)
+@pytest.mark.parametrize(
+    ("fails", "delta"), [((1.05, 1.05), 0.0), ((0.99375, 1.325), 0.0), ((0.6, 1.9), 0.0), ((0.6, 1.9), 0.2)]
+)
+def test_entries_cut_off_on_every_switch_are_served_before_the_failures(
+    alg: str, fails: tuple[float, float], delta: float
+) -> None:
+    # Entries (0, 1) and (1, 0) need 2 time units each at rate 0.5; port 0 fails on switch 0, port
+    # 1 on switch 1, so they fit only on both switches before the failures:
+    # 0.5 * (f0 - delta + f1 - delta) >= 1.
     d = np.ones((6, 6)) - np.eye(6)
-    fab = Fabric((Switch(0.0, rate=0.5), Switch(0.0, rate=0.5))).with_failures(
-        failed_links=[LinkDown(0, 0, 0.99375), LinkDown(1, 1, 1.325)]
-    )
-    assert validate(schedule(d, fabric=fab, algorithm="spectra-pack"), d).ok
+
+    def fabric(delta: float) -> Fabric:
+        return Fabric((Switch(delta, rate=0.5), Switch(delta, rate=0.5))).with_failures(
+            failed_links=[LinkDown(0, 0, fails[0]), LinkDown(1, 1, fails[1])]
+        )
+
+    s = schedule(d, fabric=fabric(delta), algorithm=alg)
+    assert validate(s, d).ok and s.makespan >= lower_bound(d, fabric=fabric(delta))
+    assert s.makespan < 14.0  # the rest placed after them, not one switch idle: 5 / 0.5 + slack
+    with pytest.raises(InfeasibleError):  # with delay 0.3 no two windows leave room for them
+        schedule(d, fabric=fabric(0.3), algorithm=alg)
 
 
 def _schedules_with_failing_links_are_valid(data: st.DataObject) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched._checks import check_choice
+from ocsched.assign.cut_off import cut_off_first
 from ocsched.assign.layout import _share, bff_timeline, order_for_partial, timeline_on
 from ocsched.assign.links import around_links, coverage_demand
 from ocsched.assign.on_fabric import _eligible, _View, place_by_method, starts_of
@@ -266,6 +267,11 @@ def _place(
                 cands.append(got)
     if not cands:
         targets = demand if demand is not None else coverage_demand(dec.perms, dec.weights)
+        if view.fail is not None:
+            # Entries every switch allowing them loses a link for: first, split over all of them.
+            first = cut_off_first(targets, view, lambda left, t0: _rest(left, fabric, method, t0))
+            if first is not None:
+                return first
         why, proved = _no_placement(targets, view)
         raise InfeasibleError(why, proved=proved)
     best: tuple[float, tuple[tuple[Configuration, ...], ...], int] | None = None
@@ -277,6 +283,16 @@ def _place(
             best = (end, laid, splits)
     assert best is not None
     return best[1], best[2]
+
+
+def _rest(
+    left: Demand, fabric: Fabric, method: str, t0: NDArray[np.float64]
+) -> tuple[tuple[tuple[Configuration, ...], ...], int]:
+    """``left`` decomposed (Spectra) and placed by ``method`` from the per-switch starts ``t0``."""
+    from ocsched.decompose import decompose
+
+    dec = decompose(left, method="spectra", delta=float(np.mean(fabric.deltas)))
+    return place_on_fabric(dec, fabric, method=method, t0=t0, demand=left)
 
 
 def _links_hold(switches: tuple[tuple[Configuration, ...], ...], fabric: Fabric) -> bool:
@@ -385,10 +401,52 @@ def _no_placement(targets: Demand, view: _View) -> tuple[str, bool]:
                     f"port {p} ({side}) has {float(sums[p]):g} of demand, but its links fail before more "
                     f"than {cap:g} can be served ({failures([p])})"
                 ), True
+    confined = _confined(targets, view, fail)
+    if confined is not None:
+        return confined, True
     return (
         "no placement found that serves every entry before the links it uses fail (none proved "
         "impossible: the demand may not fit before the failures)"
     ), False
+
+
+def _confined(targets: Demand, view: _View, fail: NDArray[np.float64]) -> str | None:
+    """A port whose entries only one switch can carry, before a link fails, and that lack the time.
+
+    A port takes one circuit per configuration, so its k entries confined to switch b need k
+    configurations there, each after a delay: ``k delta_b + work / rate_b`` from the switch's
+    start, all before the latest of their links' failures (less down windows); None if every
+    port has that time.
+    """
+    s = view.size
+    blocked = np.asarray(view.blocked()) if view.fail is not None else np.zeros((s, targets.n), dtype=bool)
+    i, j, v = targets.rows, targets.cols, targets.values
+    ok = ~blocked[:, i] & ~blocked[:, j]
+    only = np.where(ok.sum(axis=0) == 1, np.argmax(ok, axis=0), -1)
+    for b in range(s):
+        if view.dead(b):
+            continue
+        mine = only == b
+        until = np.minimum(fail[b, i], fail[b, j])
+        for line, idx in enumerate((i, j)):
+            for p in np.unique(idx[mine]).tolist():
+                sel = mine & (idx == p)
+                last = min(float(until[sel].max()), _down(view, b))
+                if last == np.inf:
+                    continue
+                room = last - float(view.start[b])
+                for a, e in view.windows[b]:
+                    room -= max(min(e, last) - max(a, float(view.start[b])), 0.0)
+                k = int(sel.sum())
+                need = k * float(view.delta[b]) + float(v[sel].sum()) / float(view.rate[b])
+                if need > room * (1 + 1e-12):
+                    side = "input" if line == 0 else "output"
+                    return (
+                        f"port {p} ({side}) has {k} entries only switch {b} can carry, needing {need:g} "
+                        f"there ({k} configurations, each after a delay) but only {max(room, 0.0):g} "
+                        "is left before their links fail"
+                    )
+    return None
 
 
 def _down(view: _View, b: int) -> float:
