@@ -1,8 +1,8 @@
 """The result schema, defined once: what a run is (:class:`RunSpec`), its key, and the row it yields.
 
-A row has the fixed columns of :data:`RESULT_COLUMNS` followed by one typed column per generator
-option set anywhere in the sweep's config, named ``opt_<option>`` (``opt_flows`` is the standard
-workload's "flows per port"; ``nonzeros`` counts the demand's nonzero entries). Rows that share
+A row has the fixed columns of :data:`RESULT_COLUMNS` (declared in :mod:`ocsched.sweep.columns`)
+followed by one typed column per generator option set anywhere in the sweep's config, named
+``opt_<option>`` (``opt_flows`` is the standard workload's "flows per port"). Rows that share
 :func:`match_key` scheduled the same demand matrix under the same switch count and delay (or the
 same fabric: its identity ``fabric_id``, a hash of its content, not only its name), so the report
 compares algorithms on them.
@@ -25,6 +25,7 @@ from ocsched._extras import missing_extra
 from ocsched._version import __version__
 from ocsched.errors import InvalidInputError, OcschedError
 from ocsched.schedulers import ALIASES
+from ocsched.sweep.columns import RESULT_COLUMNS as RESULT_COLUMNS
 
 __all__ = [
     "IDENTITY_COLUMNS",
@@ -43,46 +44,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The fixed columns of a result row, in order, with their Arrow type names.
-RESULT_COLUMNS: dict[str, str] = {
-    "key": "string",
-    "family": "string",
-    "label": "string",
-    "workload": "string",
-    "normalized": "bool_",
-    "link_gbps": "float64",
-    "seed": "int64",
-    "workload_seed": "int64",
-    "algorithm_seed": "int64",
-    "algorithm": "string",
-    "switches": "int64",
-    "delta": "float64",
-    "fabric": "string",  # the fabric's name (config ``fabrics``), null on a switches x delta grid
-    "fabric_id": "string",  # a hash of the fabric's canonical JSON: two fabrics may share a name
-    "input_sha256": "string",  # SHA-256 of the file the matrix was read from (null if generated)
-    "ports": "int64",
-    "nonzeros": "int64",  # nonzero off-diagonal entries of the demand
-    "makespan": "float64",
-    "lower_bound": "float64",
-    "status": "string",  # "heuristic", or the exact solver's status
-    "dual_bound": "float64",  # proved by the scheduler (exact solvers), else null
-    # the best proven bound on the matrix: lower_bound(strong=True), or the dual bound if higher
-    "best_bound": "float64",
-    "configurations": "int64",
-    "splits": "int64",
-    # iteration workloads only (null for single matrices): makespan is the iteration time and
-    # lower_bound the iteration bound; exposed = makespan - total gap; ratios of exposed parts
-    "phases": "int64",
-    "exposed": "float64",
-    "delay_hidden_pct": "float64",
-    "reused_pct": "float64",
-    "ratio_independent": "float64",  # exposed / independent's exposed (same base scheduler)
-    "ratio_bound": "float64",  # exposed / the bound's exposed part
-    "wall_time_s": "float64",
-    "ok": "bool_",
-    "error": "string",
-    "ocsched_version": "string",
-}
 
 #: Generator option ``x`` is stored in the column ``opt_x``.
 OPTION_PREFIX = "opt_"
