@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["COMMANDS", "app", "main"]
 
 #: The command modules, each imported for its ``@app.command()``s.
-_COMMAND_MODULES = ("core", "evaluate", "exact", "export", "serve", "sweep", "traces", "workloads", "warmup")
+_COMMAND_MODULES = ("core", "evaluate", "gap", "export", "serve", "sweep", "traces", "workloads", "warmup")
 #: Each command and the module that defines it (a test checks this against the app).
 COMMANDS = {
     "schedule": "core",
@@ -23,7 +23,7 @@ COMMANDS = {
     "reschedule": "evaluate",
     "algorithms": "core",
     "demo": "core",
-    "gap": "exact",
+    "gap": "gap",
     "export": "export",
     "sweep": "sweep",
     "report": "sweep",

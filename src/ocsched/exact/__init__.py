@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from ocsched.exact.matchings import MAX_MATCHINGS, maximal_matchings
 from ocsched.exact.near import NEAR_OPTIMAL_NODES, NEAR_OPTIMAL_SIZE, near_optimal
+from ocsched.exact.placement import optimal_split
 from ocsched.exact.results import ExactResult, SplitResult
 from ocsched.exact.solve import DEFAULT_NODE_LIMIT, MAX_EXACT_PORTS, solve_exact
-from ocsched.exact.split import optimal_split
 
 __all__ = [
     "DEFAULT_NODE_LIMIT",

@@ -19,8 +19,8 @@ from ocsched.decompose import decompose, spectra_decompose
 from ocsched.exact._highs import _SCALE_TO, _dual, _gap, _status
 from ocsched.exact.columns import Columns, fabric_columns
 from ocsched.exact.milp import solve_milp
+from ocsched.exact.placement import optimal_split
 from ocsched.exact.results import ExactResult
-from ocsched.exact.split import optimal_split
 from ocsched.fabric import Fabric, as_fabric
 from ocsched.improve import improve_on_fabric, improve_schedule
 from ocsched.improve.structure import (

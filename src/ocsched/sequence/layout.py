@@ -60,7 +60,7 @@ class Padding:
         return best
 
 
-def lay_out(
+def lay_out_phase(
     plan: list[list[tuple[NDArray[np.int64], float]]],
     held: Held,
     release: float,

@@ -92,7 +92,7 @@ def joint(
         placed[b].append([big[0], x])
         load[a] = load[b] = mid
     if pack and loose and not tails:
-        packed = pack_pieces(loose, base, targets, delta, float(load.max()))
+        packed = pack_phase_pieces(loose, base, targets, delta, float(load.max()))
         if packed is not None:
             placed, pinned = packed, shares
     plan = []
@@ -272,7 +272,7 @@ def fill_by(
     return out
 
 
-def pack_pieces(
+def pack_phase_pieces(
     loose: Pieces,
     base: NDArray[np.float64],
     targets: NDArray[np.int64],

@@ -11,7 +11,16 @@ from ocsched.iteration import Iteration
 from ocsched.model import Configuration, Demand
 from ocsched.sequence._common import BaseSchedules, Held, Pieces, RngLike, Tagged, perm_key, tagged_end
 from ocsched.sequence.carry import can_carry, carry
-from ocsched.sequence.layout import Padding, TailCost, holders, lay_out, merge, phase_end, relabel, reuse_cost
+from ocsched.sequence.layout import (
+    Padding,
+    TailCost,
+    holders,
+    lay_out_phase,
+    merge,
+    phase_end,
+    relabel,
+    reuse_cost,
+)
 from ocsched.sequence.placement import joint
 from ocsched.timing import earliest_start
 
@@ -124,7 +133,7 @@ class Seq:
             carried = self.carry_candidate(k, held, ready, release)
             if carried is not None:  # against the base schedule only: the other candidates cost time
                 self.carry_at = 1
-                return [lay_out(plans[0], held, release, delta, self.pad), carried]
+                return [lay_out_phase(plans[0], held, release, delta, self.pad), carried]
         plans.append(relabel(switches, held, ready, following, delta, tail))
         pieces = merge(switches)
         future = self.future[k] if self.spread is not None else set()
@@ -153,7 +162,7 @@ class Seq:
                 wide = joint(
                     pieces, held, ready, delta, following, reserved=reserved, pack=True, tail_cost=tail
                 )
-                narrow, spread = (lay_out(p, held, release, delta, self.pad) for p in (plan, wide))
+                narrow, spread = (lay_out_phase(p, held, release, delta, self.pad) for p in (plan, wide))
                 if phase_end(spread, release) < phase_end(narrow, release) - delta:
                     return [spread]
                 return [narrow]
@@ -169,7 +178,7 @@ class Seq:
             tail_cost=tail,
         )
         if self.spread is not None and keep:
-            return [lay_out(together, held, release, delta, self.pad)]  # keep dedicated switches
+            return [lay_out_phase(together, held, release, delta, self.pad)]  # keep dedicated switches
         plans.append(together)
         # Keeping held permutations only pays where some switch's delay is not hidden already.
         if full and ready.any() and self.reuse_skip > 0:
@@ -181,7 +190,7 @@ class Seq:
             if reused is not None:
                 self.reuse_at = len(plans)
                 plans.append(joint(reused, held, ready, delta, following, tail_cost=tail))
-        return [lay_out(plan, held, release, delta, self.pad) for plan in plans]
+        return [lay_out_phase(plan, held, release, delta, self.pad) for plan in plans]
 
     def carry_candidate(
         self, k: int, held: Held, ready: NDArray[np.float64], release: float
@@ -197,7 +206,7 @@ class Seq:
             return None
         pieces, tails = carried
         plan = joint(pieces, held, ready, self.delta, set(), tails=tails)
-        return lay_out(plan, held, release, self.delta, self.pad)
+        return lay_out_phase(plan, held, release, self.delta, self.pad)
 
     def step(
         self, k: int, held: Held, release: float, lookahead: bool
