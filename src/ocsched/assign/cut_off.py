@@ -49,15 +49,21 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
     Returns
     -------
     (configurations, splits) or None
-        None when no entry is cut off, the MILP finds no durations that meet every deadline, a
-        down window falls in the first phase, or ``rest`` raises.
+        None when no entry is cut off, the MILP finds no durations that meet every deadline (on
+        the switches without down windows before their links fail), or ``rest`` raises.
     """
     from ocsched.errors import InfeasibleError
 
     fail = view.fail
-    if fail is None or not targets.nnz or any(view.dead(b) for b in range(view.size)):
+    if fail is None or not targets.nnz:
         return None
     blocked = np.asarray(view.blocked())
+    # A switch down for good carries nothing; one with a down window before its links' last
+    # failure is left to the heuristics (the first phase runs without windows).
+    last = np.where(np.isfinite(fail), fail, -np.inf).max(axis=1, initial=-np.inf)
+    for b in range(view.size):
+        if view.dead(b) or any(a < last[b] and e > view.start[b] for a, e in view.windows[b]):
+            blocked[b] = True
     i, j = targets.rows, targets.cols
     ok = ~blocked[:, i] & ~blocked[:, j]  # switch x entry
     dl = np.minimum(fail[:, i], fail[:, j])
@@ -110,8 +116,8 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
             t += float(view.delta[b])
             phase[b].append(Configuration(t, float(x[q, b]), rows[q].copy()))
             t += float(x[q, b])
-        if phase[b] and any(a < t and e > view.start[b] for a, e in view.windows[b]):
-            return None  # a down window in the first phase: not this fallback's case
+            if t > deadline[q, b]:
+                return None  # past a link's failure by rounding: not served for sure
         t0[b] = t
     if (cover_of(x) < targets.values[entries]).any():
         return None  # the solver's tolerance left an entry short: not served for sure
