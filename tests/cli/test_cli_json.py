@@ -107,6 +107,16 @@ def test_workloads_json_lists_every_generator() -> None:
     assert set(got["workloads"]) == {*WORKLOADS, *ITERATION_WORKLOADS}
     assert got["workloads"]["moe"]["unit"] == "bytes"
     assert got["workloads"]["moe"]["options"]["gpus"]["type"] == "int"
+    moe = got["workloads"]["moe"]["options"]
+    assert moe["popularity"]["choices"] == ["uniform", "zipf", "dirichlet"] and moe["gpus"]["choices"] == []
+    assert got["workloads"]["tpu-pod"]["options"]["phase_ms"]["unit"] == "ms"
+    assert got["workloads"]["coflow"]["options"]["path"] == {
+        "type": "str",
+        "default": None,
+        "unit": "",
+        "choices": [],
+        "help": "A trace file in the same format to read instead of the packaged one.",
+    }
 
 
 def test_reschedule_json(d3: Path, tmp_path: Path) -> None:
