@@ -207,6 +207,64 @@ def test_entries_cut_off_on_every_switch_are_served_before_the_failures(
         schedule(d, fabric=fabric(0.3), algorithm=alg)
 
 
+def _two_entries() -> np.ndarray:
+    return np.array([[0.0, 1.0], [1.0, 0.0]])
+
+
+def _port_zero_pair() -> np.ndarray:
+    d = np.zeros((5, 5))
+    d[0, 1] = d[2, 1] = d[4, 0] = 1.0
+    return d
+
+
+@pytest.mark.parametrize("alg", [*PIPELINES, "spectra-opt", "spectra-greedy"])
+@pytest.mark.parametrize(
+    ("demand", "fab"),
+    [
+        # A switch down for good at 0.2 and port 0's link on the other failing at 1.0.
+        (
+            _two_entries(),
+            Fabric.uniform(2, 0.001).with_failures(
+                down=[SwitchDown(1, 0.2)], failed_links=[LinkDown(0, 0, 1.0)]
+            ),
+        ),
+        # No failed link: both switches go down for good, at 0.2 and 0.9.
+        (
+            _two_entries(),
+            Fabric.uniform(2, 0.001).with_failures(down=[SwitchDown(1, 0.2), SwitchDown(0, 0.9)]),
+        ),
+        # Port 0 only on switch 0, which starts in a down window and loses port 0 at 3.0.
+        (
+            _port_zero_pair(),
+            Fabric((Switch(0.0, rate=0.5), Switch(0.0, rate=0.25))).with_failures(
+                down=[SwitchDown(0, 0.0, 0.5)], failed_links=[LinkDown(0, 1, 0.0), LinkDown(0, 0, 3.0)]
+            ),
+        ),
+    ],
+    ids=["down-and-link", "down-only", "window-at-start"],
+)
+def test_a_switch_lost_for_good_is_a_deadline_the_entries_are_served_before(
+    alg: str, demand: np.ndarray, fab: Fabric
+) -> None:
+    # No switch alone has the time the entries need before it loses them: they must be split.
+    s = schedule(demand, fabric=fab, algorithm=alg)
+    assert validate(s, demand).ok and s.makespan >= lower_bound(demand, fabric=fab)
+
+
+def test_a_proof_of_infeasibility_counts_repeated_windows_once() -> None:
+    # Port 0 only on switch 0, up from 0.5 (the window listed three times) until its link fails at
+    # 3.0: 2.5 time units at rate 0.5 serve 1.25 of demand[4, 0], not 0.75.
+    d = _port_zero_pair()
+    d[4, 0] = 1.3
+    fab = Fabric((Switch(0.0, rate=0.5), Switch(0.0, rate=0.25))).with_failures(
+        down=[SwitchDown(0, 0.0, 0.5)] * 3, failed_links=[LinkDown(0, 1, 0.0), LinkDown(0, 0, 3.0)]
+    )
+    with pytest.raises(InfeasibleError, match=r"demand\[4, 0\] = 1.3 but at most 1.25 of it"):
+        schedule(d, fabric=fab)
+    d[4, 0] = 1.2  # fits in those 1.25
+    assert validate(schedule(d, fabric=fab), d).ok
+
+
 def _schedules_with_failing_links_are_valid(data: st.DataObject) -> None:
     m = data.draw(demands(max_n=6, kinds=("dense", "sparse", "skewed", "single")))
     n = m.shape[0]

@@ -41,6 +41,7 @@ from ocsched.assign.uniform import (
     spectra_placement,
     timeline,
 )
+from ocsched.bounds.availability import merged_windows
 from ocsched.decompose import Decomposition
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
@@ -267,11 +268,11 @@ def _place(
                 cands.append(got)
     if not cands:
         targets = demand if demand is not None else coverage_demand(dec.perms, dec.weights)
-        if view.fail is not None:
-            # Entries every switch allowing them loses a link for: first, split over all of them.
-            first = cut_off_first(targets, view, lambda left, t0: _rest(left, fabric, method, t0))
-            if first is not None:
-                return first
+        # Entries every switch allowing them loses (a link fails, the switch goes down for good):
+        # first, split over all of those switches.
+        first = cut_off_first(targets, view, lambda left, t0: _rest(left, fabric, method, t0))
+        if first is not None:
+            return first
         why, proved = _no_placement(targets, view)
         raise InfeasibleError(why, proved=proved)
     best: tuple[float, tuple[tuple[Configuration, ...], ...], int] | None = None
@@ -368,10 +369,9 @@ def _no_placement(targets: Demand, view: _View) -> tuple[str, bool]:
                 continue
             until = min([float(fail[b, p]) for p in ports] + [_down(view, b)])
             avail = until - float(view.start[b]) - float(view.delta[b])
-            for a, e in view.windows[b]:
-                lo, hi = max(a, float(view.start[b])), min(e, until)
-                if hi > lo:
-                    avail -= hi - lo
+            # The windows' union: a fabric may list overlapping or repeated ones.
+            for a, e in merged_windows(view.windows[b], until):
+                avail -= max(e - max(a, float(view.start[b])), 0.0)
             cap += float(view.rate[b]) * max(avail, 0.0)
         return cap
 
@@ -435,8 +435,8 @@ def _confined(targets: Demand, view: _View, fail: NDArray[np.float64]) -> str | 
                 if last == np.inf:
                     continue
                 room = last - float(view.start[b])
-                for a, e in view.windows[b]:
-                    room -= max(min(e, last) - max(a, float(view.start[b])), 0.0)
+                for a, e in merged_windows(view.windows[b], last):
+                    room -= max(e - max(a, float(view.start[b])), 0.0)
                 k = int(sel.sum())
                 need = k * float(view.delta[b]) + float(v[sel].sum()) / float(view.rate[b])
                 if need > room * (1 + 1e-12):

@@ -1,7 +1,7 @@
 """Entries cut off on every switch: served first, split over all the switches that can carry them.
 
 An entry is *cut off* when every switch that can light it at all loses one of its two links
-later: it must be served before those failures, and may need every such switch to fit (an
+later, or goes down for good: it must be served before then, and may need every such switch to fit (an
 entry of work 1 with 0.6 of time left on each of two switches of rate 1). The placement
 heuristics put each piece on one switch; this last resort, used only when they find no
 placement, serves the cut-off entries by a few matchings of those entries alone (Spectra's
@@ -54,15 +54,30 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
     """
     from ocsched.errors import InfeasibleError
 
-    fail = view.fail
-    if fail is None or not targets.nnz:
+    if not targets.nnz:
         return None
-    blocked = np.asarray(view.blocked())
-    # A switch down for good carries nothing; one with a down window before its links' last
-    # failure is left to the heuristics (the first phase runs without windows).
+    s = view.size
+    # start[b]: when switch b is first dark and up (after the down windows it starts in).
+    start = view.start.copy()
+    for b in range(s):
+        moved = True
+        while moved:
+            moved = False
+            for a, e in view.windows[b]:
+                if e < np.inf and a <= start[b] < e:
+                    start[b], moved = e, True
+    # fail[b, p]: until when port p can be lit on switch b: its link's failure, or the switch
+    # going down for good, whichever comes first.
+    fail = np.full((s, targets.n), np.inf) if view.fail is None else view.fail.copy()
+    for b in range(s):
+        gone = min((a for a, e in view.windows[b] if e == np.inf), default=np.inf)
+        fail[b] = np.minimum(fail[b], max(gone, float(start[b])))
+    blocked = fail <= (start + view.delta)[:, None]
+    # A switch with a down window it comes back from, between its start and its last deadline,
+    # is left to the heuristics (the first phase runs without windows).
     last = np.where(np.isfinite(fail), fail, -np.inf).max(axis=1, initial=-np.inf)
-    for b in range(view.size):
-        if view.dead(b) or any(a < last[b] and e > view.start[b] for a, e in view.windows[b]):
+    for b in range(s):
+        if any(e < np.inf and a < last[b] and e > start[b] for a, e in view.windows[b]):
             blocked[b] = True
     i, j = targets.rows, targets.cols
     ok = ~blocked[:, i] & ~blocked[:, j]  # switch x entry
@@ -71,7 +86,7 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
     if not cut.any():
         return None
     (entries,) = np.nonzero(cut)
-    n, s = targets.n, view.size
+    n = targets.n
     # Entries the same switches can carry are decomposed together, apart from the others: a
     # matching mixing an entry one switch alone can carry with one of another group would tie
     # the second to that switch's deadline too.
@@ -103,13 +118,13 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
                 got[key[a * n + int(rows[q, a])]] += float(x[q, b]) * float(view.rate[b])
         return got
 
-    x = _durations(rows, allowed, deadline, key, targets.values[entries], view)
+    x = _durations(rows, allowed, deadline, key, targets.values[entries], view, start)
     if x is None:
         return None
     phase: list[list[Configuration]] = [[] for _ in range(s)]
     t0 = view.start.copy()
     for b in range(s):
-        t = float(view.start[b])
+        t = float(start[b])
         for q in np.argsort(deadline[:, b], kind="stable").tolist():
             if x[q, b] <= 0:
                 continue
@@ -118,7 +133,8 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
             t += float(x[q, b])
             if t > deadline[q, b]:
                 return None  # past a link's failure by rounding: not served for sure
-        t0[b] = t
+        if phase[b]:
+            t0[b] = t
     if (cover_of(x) < targets.values[entries]).any():
         return None  # the solver's tolerance left an entry short: not served for sure
     # A matching run on several switches counts as split (one piece per permutation is not).
@@ -141,6 +157,7 @@ def _durations(
     key: dict[int, int],
     need: FloatArray,
     view: _View,
+    start: FloatArray,
 ) -> FloatArray | None:
     """Each (matching, switch) pair's duration: every entry served, every deadline met, least busy time.
 
@@ -172,7 +189,7 @@ def _durations(
     link = np.zeros((m, 2 * m))
     upper = np.empty(m)
     for (q, b), c in col.items():
-        upper[c] = min(horizon, float(deadline[q, b] - view.start[b]))
+        upper[c] = min(horizon, float(deadline[q, b] - start[b]))
         link[c, c], link[c, m + c] = 1.0, -upper[c]
     cons.append(LinearConstraint(link, ub=np.zeros(m)))
     for b in range(s):
@@ -184,7 +201,7 @@ def _durations(
             for q2 in on[: p + 1]:
                 row[col[(q2, b)]] = 1.0
                 row[m + col[(q2, b)]] = float(delta[b])
-            room = float(deadline[q, b] - view.start[b])
+            room = float(deadline[q, b] - start[b])
             cons.append(LinearConstraint(row[None, :], ub=room - _MARGIN * abs(float(deadline[q, b]))))
     cost = np.concatenate([np.ones(m), np.array([float(delta[b]) for _, b in pairs])])
     res = milp(
