@@ -41,7 +41,6 @@ from ocsched.assign.uniform import (
     spectra_placement,
     timeline,
 )
-from ocsched.bounds.availability import merged_windows
 from ocsched.decompose import Decomposition
 from ocsched.errors import InfeasibleError
 from ocsched.fabric import Fabric
@@ -367,11 +366,8 @@ def _no_placement(targets: Demand, view: _View) -> tuple[str, bool]:
         for b in range(s):
             if view.dead(b):
                 continue
-            until = min([float(fail[b, p]) for p in ports] + [_down(view, b)])
-            avail = until - float(view.start[b]) - float(view.delta[b])
-            # The windows' union: a fabric may list overlapping or repeated ones.
-            for a, e in merged_windows(view.windows[b], until):
-                avail -= max(e - max(a, float(view.start[b])), 0.0)
+            until = min([float(fail[b, p]) for p in ports] + [view.gone(b)])
+            avail = view.room(b, until) - float(view.delta[b])
             cap += float(view.rate[b]) * max(avail, 0.0)
         return cap
 
@@ -431,12 +427,10 @@ def _confined(targets: Demand, view: _View, fail: NDArray[np.float64]) -> str | 
         for line, idx in enumerate((i, j)):
             for p in np.unique(idx[mine]).tolist():
                 sel = mine & (idx == p)
-                last = min(float(until[sel].max()), _down(view, b))
+                last = min(float(until[sel].max()), view.gone(b))
                 if last == np.inf:
                     continue
-                room = last - float(view.start[b])
-                for a, e in merged_windows(view.windows[b], last):
-                    room -= max(e - max(a, float(view.start[b])), 0.0)
+                room = view.room(b, last)
                 k = int(sel.sum())
                 need = k * float(view.delta[b]) + float(v[sel].sum()) / float(view.rate[b])
                 if need > room * (1 + 1e-12):
@@ -447,10 +441,6 @@ def _confined(targets: Demand, view: _View, fail: NDArray[np.float64]) -> str | 
                         "is left before their links fail"
                     )
     return None
-
-
-def _down(view: _View, b: int) -> float:
-    return min((a for a, e in view.windows[b] if e == np.inf), default=np.inf)
 
 
 def _identical_live(fabric: Fabric, t0: float) -> list[int]:

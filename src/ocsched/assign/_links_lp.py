@@ -35,11 +35,6 @@ def _lost(view: _View, b: int, t: float) -> float:
     return out
 
 
-def _down_from(view: _View, b: int) -> float:
-    """When switch b goes down for good (inf: never)."""
-    return min((a for a, e in view.windows[b] if e == np.inf), default=np.inf)
-
-
 def _order(pieces: _Pieces, view: _View) -> list[list[int]]:
     """Per switch, its pieces (indices) in the order the LP assumes: deadlines first, earliest first."""
     per: list[list[int]] = [[] for _ in range(view.size)]
@@ -98,7 +93,7 @@ def _lp(pieces: _Pieces, q_perms: IntArray, targets: Demand, view: _View, margin
             continue
         d, t0 = float(view.delta[b]), float(view.start[b])
         row(ks, -(t0 - base + len(ks) * d + _lost(view, b, horizon)) / scale, True)
-        cap = _down_from(view, b)
+        cap = view.gone(b)
         if cap < np.inf:
             room = cap - t0 - len(ks) * d - _lost(view, b, cap)
             row(ks, room / scale * (1 - margin), False)

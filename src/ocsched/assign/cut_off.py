@@ -70,8 +70,7 @@ def cut_off_first(targets: Demand, view: _View, rest: Rest) -> tuple[Laid, int] 
     # going down for good, whichever comes first.
     fail = np.full((s, targets.n), np.inf) if view.fail is None else view.fail.copy()
     for b in range(s):
-        gone = min((a for a, e in view.windows[b] if e == np.inf), default=np.inf)
-        fail[b] = np.minimum(fail[b], max(gone, float(start[b])))
+        fail[b] = np.minimum(fail[b], max(view.gone(b), float(start[b])))
     blocked = fail <= (start + view.delta)[:, None]
     # A switch with a down window it comes back from, between its start and its last deadline,
     # is left to the heuristics (the first phase runs without windows).

@@ -161,14 +161,7 @@ def around_links(
     if pressing is not None:
         for b, entries in enumerate(pressing):
             for row, w in _matchings(targets, entries, n, float(view.delta[b])):
-                q = table.add(row)
-                pieces.add(q, b, -1, w)
-                (ins,) = np.nonzero(row >= 0)
-                for b2 in range(s):
-                    # A copy on every other switch that can carry it: an entry whose links fail
-                    # on every switch may need all of them before the failures (the LP splits it).
-                    if b2 != b and not (blocked[b2, ins] | blocked[b2, row[ins]]).any():
-                        pieces.add(q, b2, -1, 0.0)
+                pieces.add(table.add(row), b, -1, w)
     q_perms = table.array()
     qview = view.with_perms(q_perms)
     untouched = all(

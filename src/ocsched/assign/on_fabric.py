@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ocsched.assign.uniform import Assignment
+from ocsched.bounds.availability import merged_windows
 from ocsched.decompose import Decomposition
 from ocsched.errors import InfeasibleError, InvalidInputError
 from ocsched.fabric import Fabric
@@ -89,6 +90,16 @@ class _View:
     def dead(self, b: int) -> bool:
         """Switch b is down for good from its start."""
         return any(a <= self.start[b] and e == np.inf for a, e in self.windows[b])
+
+    def gone(self, b: int) -> float:
+        """When switch b goes down for good (inf: never)."""
+        return min((a for a, e in self.windows[b] if e == np.inf), default=np.inf)
+
+    def room(self, b: int, until: float, start: float | None = None) -> float:
+        """Switch b's up time from ``start`` (default its start) until ``until``: the windows' union
+        out (a fabric may list overlapping or repeated windows)."""
+        t0 = float(self.start[b]) if start is None else start
+        return until - t0 - sum(max(e - max(a, t0), 0.0) for a, e in merged_windows(self.windows[b], until))
 
     def blocked(self) -> NDArray[np.bool_] | None:
         """``blocked[b, p]``: port p cannot be lit on switch b at all (its link fails before a delay

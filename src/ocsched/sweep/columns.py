@@ -36,59 +36,57 @@ class Column:
     unit: str = ""
 
 
-def _c(name: str, arrow: str, description: str, unit: str = "") -> Column:
-    return Column(name, arrow, description, unit)
-
-
 #: Every fixed column, in the order of a row.
 COLUMNS: tuple[Column, ...] = (
-    _c("key", "string", "The run's stable key: a hash of its parameters."),
-    _c("family", "string", "The config's family of runs (a table in the report)."),
-    _c("label", "string", "The workload entry's label (a row in the report)."),
-    _c("workload", "string", "The generator's name, or the file's for your own matrices."),
-    _c("normalized", "bool_", "Whether the matrix was divided by its largest line sum."),
-    _c("link_gbps", "float64", "The link rate that turned bytes into seconds (null: none).", "Gb/s"),
-    _c("seed", "int64", "The config's seed r of the instance."),
-    _c("workload_seed", "int64", "The generator's seed (spawned from r)."),
-    _c("algorithm_seed", "int64", "The scheduler's rng seed (spawned from r)."),
-    _c("algorithm", "string", "The scheduler's name."),
-    _c("switches", "int64", "Number of switches s."),
-    _c("delta", "float64", "The reconfiguration delay (the largest, on a fabric)."),
-    _c("fabric", "string", "The fabric's name in the config (null on a switches x delta grid)."),
-    _c("fabric_id", "string", "A hash of the fabric's canonical JSON (two fabrics may share a name)."),
-    _c("input_sha256", "string", "SHA-256 of the file the matrix was read from (null if generated)."),
-    _c("ports", "int64", "Number of ports n."),
-    _c("nonzeros", "int64", "Nonzero off-diagonal entries of the demand."),
-    _c("makespan", "float64", "The schedule's makespan (an iteration's: the iteration time)."),
-    _c("lower_bound", "float64", "The schedule's lower bound (an iteration's: the iteration bound)."),
-    _c(
+    Column("key", "string", "The run's stable key: a hash of its parameters."),
+    Column("family", "string", "The config's family of runs (a table in the report)."),
+    Column("label", "string", "The workload entry's label (a row in the report)."),
+    Column("workload", "string", "The generator's name, or the file's for your own matrices."),
+    Column("normalized", "bool_", "Whether the matrix was divided by its largest line sum."),
+    Column("link_gbps", "float64", "The link rate that turned bytes into seconds (null: none).", "Gb/s"),
+    Column("seed", "int64", "The config's seed r of the instance."),
+    Column("workload_seed", "int64", "The generator's seed (spawned from r)."),
+    Column("algorithm_seed", "int64", "The scheduler's rng seed (spawned from r)."),
+    Column("algorithm", "string", "The scheduler's name."),
+    Column("switches", "int64", "Number of switches s."),
+    Column("delta", "float64", "The reconfiguration delay (the largest, on a fabric)."),
+    Column("fabric", "string", "The fabric's name in the config (null on a switches x delta grid)."),
+    Column("fabric_id", "string", "A hash of the fabric's canonical JSON (two fabrics may share a name)."),
+    Column("input_sha256", "string", "SHA-256 of the file the matrix was read from (null if generated)."),
+    Column("ports", "int64", "Number of ports n."),
+    Column("nonzeros", "int64", "Nonzero off-diagonal entries of the demand."),
+    Column("makespan", "float64", "The schedule's makespan (an iteration's: the iteration time)."),
+    Column("lower_bound", "float64", "The schedule's lower bound (an iteration's: the iteration bound)."),
+    Column(
         "status",
         "string",
         "The schedule's status: heuristic, or the exact solver's optimal / node_limit / time_limit.",
     ),
-    _c("dual_bound", "float64", "The bound the scheduler proved (exact solvers), else null."),
-    _c(
+    Column("dual_bound", "float64", "The bound the scheduler proved (exact solvers), else null."),
+    Column(
         "best_bound",
         "float64",
         "The best proven bound: lower_bound(strong=True), or the dual bound if higher.",
     ),
-    _c("configurations", "int64", "Configurations in the schedule."),
-    _c("splits", "int64", "Pieces beyond one per permutation (permutations split across switches)."),
-    _c("phases", "int64", "Iteration workloads: phases (null for single matrices)."),
-    _c("exposed", "float64", "Iteration workloads: exposed communication, makespan minus the gaps."),
-    _c(
+    Column("configurations", "int64", "Configurations in the schedule."),
+    Column("splits", "int64", "Pieces beyond one per permutation (permutations split across switches)."),
+    Column("phases", "int64", "Iteration workloads: phases (null for single matrices)."),
+    Column("exposed", "float64", "Iteration workloads: exposed communication, makespan minus the gaps."),
+    Column(
         "delay_hidden_pct",
         "float64",
         "Iteration workloads: share of the delays hidden (outside their phase's window, or persisted).",
         "%",
     ),
-    _c("reused_pct", "float64", "Iteration workloads: share of the configurations that persisted.", "%"),
-    _c("ratio_independent", "float64", "Iteration workloads: exposed over independent's (same base)."),
-    _c("ratio_bound", "float64", "Iteration workloads: exposed over the bound's exposed part."),
-    _c("wall_time_s", "float64", "Wall time of the schedule call (the only machine-dependent column).", "s"),
-    _c("ok", "bool_", "Whether the run gave a valid schedule."),
-    _c("error", "string", "Why not (the generator's or scheduler's message, or the violations)."),
-    _c("ocsched_version", "string", "The ocsched version that ran it."),
+    Column("reused_pct", "float64", "Iteration workloads: share of the configurations that persisted.", "%"),
+    Column("ratio_independent", "float64", "Iteration workloads: exposed over independent's (same base)."),
+    Column("ratio_bound", "float64", "Iteration workloads: exposed over the bound's exposed part."),
+    Column(
+        "wall_time_s", "float64", "Wall time of the schedule call (the only machine-dependent column).", "s"
+    ),
+    Column("ok", "bool_", "Whether the run gave a valid schedule."),
+    Column("error", "string", "Why not (the generator's or scheduler's message, or the violations)."),
+    Column("ocsched_version", "string", "The ocsched version that ran it."),
 )
 
 #: The fixed columns of a result row, in order, with their Arrow type names.
